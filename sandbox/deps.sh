@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Install what building and testing mod_h2 needs -- only what is missing.
+#
+#  - Debian packages (when root; otherwise it lists them and fails)
+#  - the Python modules h2 and pytest for $PYTHON (default: python3 on PATH,
+#    which may be a pyenv interpreter that does not see Debian's packages)
+#  - h2spec, via `go install`, unless already on PATH or in $(go env GOPATH)/bin
+#
+# Safe to run repeatedly: a complete machine only pays a few checks.
+set -euo pipefail
+
+PYTHON=${PYTHON:-python3}
+export DEBIAN_FRONTEND=noninteractive
+export PATH="$PATH:/usr/local/go/bin"
+
+say() { echo "deps: $*"; }
+
+# ------------------------------------------------------------ Debian packages
+PKGS=(apache2 apache2-dev libnghttp2-dev nghttp2-client nghttp2-server curl
+      openssl ca-certificates python3 python3-pytest python3-h2 python3-pip
+      pkg-config autoconf automake libtool build-essential)
+if ! command -v go >/dev/null 2>&1; then
+    PKGS+=(golang-go)
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+        say "missing Debian packages: ${missing[*]}"
+        say "run as root, or: sudo apt-get install ${missing[*]}"
+        exit 1
+    fi
+    say "installing ${missing[*]}"
+    # Do not let package scripts start the system apache2 (it would listen
+    # on port 80 of all interfaces); policy-rc.d exit 101 = "not allowed".
+    policy_added=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d
+        policy_added=1
+    fi
+    trap 'if [ -n "$policy_added" ]; then rm -f /usr/sbin/policy-rc.d; fi' EXIT
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# ------------------------------------------------------------ Python modules
+pip_install() {
+    "$PYTHON" -m pip --version >/dev/null 2>&1 || {
+        say "$PYTHON has no pip; install python3-pip or use PYTHON=/usr/bin/python3"
+        exit 1
+    }
+    say "pip installing $* for $PYTHON"
+    "$PYTHON" -m pip install -q --disable-pip-version-check --root-user-action=ignore "$@" 2>/dev/null \
+      || "$PYTHON" -m pip install -q --disable-pip-version-check --break-system-packages "$@"
+}
+"$PYTHON" -c 'import h2, hpack, hyperframe' >/dev/null 2>&1 || pip_install h2 hyperframe hpack
+"$PYTHON" -m pytest --version >/dev/null 2>&1 || pip_install pytest
+
+# ------------------------------------------------------------ h2spec
+h2spec_path() {
+    command -v h2spec 2>/dev/null && return 0
+    local gp
+    gp=$(go env GOPATH 2>/dev/null || true)
+    for d in "$gp" "$HOME/go"; do
+        if [ -n "$d" ] && [ -x "$d/bin/h2spec" ]; then echo "$d/bin/h2spec"; return 0; fi
+    done
+    return 1
+}
+if ! h2spec_path >/dev/null; then
+    say "installing h2spec with $(go version)"
+    (cd /tmp && GO111MODULE=on go install github.com/summerwind/h2spec/cmd/h2spec@latest)
+    h2spec_path >/dev/null || { say "h2spec install failed"; exit 1; }
+fi
+
+say "ok ($("$PYTHON" --version 2>&1), h2spec at $(h2spec_path))"

@@ -1,0 +1,764 @@
+#!/usr/bin/env python3
+"""A private Apache httpd instance for developing and testing mod_h2.
+
+It runs the system's httpd binary (/usr/sbin/apache2) from a runtime
+directory of its own (default: sandbox/run/) holding the generated
+httpd.conf, logs, pid file, document root, CGI scripts and a self-signed
+CA plus server certificate. It listens on 127.0.0.1 only:
+
+  http  port (default 42080): Protocols h2c http/1.1
+  https port (default 42443): Protocols h2 http/1.1 (mod_ssl)
+
+Usage (all options also come from the environment, see --help):
+
+  sandbox.py start|stop|restart|reload|status|setup|urls
+      [--dir DIR] [--port-base N | --http-port P --https-port P]
+      [--mpm event|worker|prefork] [--module ours|stock|none]
+
+The test suite imports this file and uses the Sandbox class directly.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+SANDBOX_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(SANDBOX_DIR)
+
+HTTPD_BIN = os.environ.get("H2_HTTPD", "/usr/sbin/apache2")
+SYS_MODULE_DIR = os.environ.get("H2_HTTPD_MODULE_DIR", "/usr/lib/apache2/modules")
+OUR_MODULE = os.path.join(REPO_DIR, "mod_h2", ".libs", "mod_h2.so")
+
+MPMS = ("event", "worker", "prefork")
+MODULES = ("ours", "stock", "none")
+
+# http port = base + 80, https port = base + 443
+DEFAULT_PORT_BASE = 42000
+
+# Static files in the document root: name -> size in bytes.
+SIZED_FILES = {
+    "653b.txt": 653,
+    "1k.txt": 1024,
+    "2k.txt": 2048,
+    "4k.txt": 4096,
+    "7.5k.txt": 7526,
+    "10k.txt": 10 * 1024,
+    "100k.txt": 100 * 1024,
+    "10m.txt": 10 * 1024 * 1024,
+}
+
+INDEX_HTML = """<!DOCTYPE html>
+<html>
+<head>
+<meta charset="utf-8">
+<title>mod_h2 sandbox</title>
+</head>
+<body>
+<h1>mod_h2 sandbox</h1>
+<p>This page is served by a private Apache httpd instance.</p>
+<ul>
+<li><a href="/1k.txt">1k.txt</a></li>
+<li><a href="/100k.txt">100k.txt</a></li>
+<li><a href="/cgi-bin/env.py">cgi-bin/env.py</a></li>
+<li><a href="/server-status">server-status</a></li>
+</ul>
+</body>
+</html>
+"""
+
+SSI_HTML = """<!DOCTYPE html>
+<html><body>
+<p>protocol: <!--#echo var="SERVER_PROTOCOL" --></p>
+<p>uri: <!--#echo var="DOCUMENT_URI" --></p>
+</body></html>
+"""
+
+MIME_TYPES = """\
+text/html                   html htm
+text/plain                  txt
+text/css                    css
+text/javascript             js
+application/json            json
+application/octet-stream    bin
+application/pdf             pdf
+application/xml             xml
+image/gif                   gif
+image/jpeg                  jpg jpeg
+image/png                   png
+image/svg+xml               svg
+image/x-icon                ico
+"""
+
+CGI_ENV = """\
+import os, sys
+out = ["Content-Type: text/plain; charset=utf-8", "", ""]
+body = "".join("%s=%s\\n" % (k, v) for k, v in sorted(os.environ.items()))
+sys.stdout.write("\\r\\n".join(out) + body)
+"""
+
+CGI_ECHO = """\
+import hashlib, os, sys
+data = sys.stdin.buffer.read()
+w = sys.stdout.buffer
+w.write(b"Content-Type: application/octet-stream\\r\\n")
+w.write(b"X-Body-Length: %d\\r\\n" % len(data))
+w.write(b"X-Body-Sha256: %s\\r\\n" % hashlib.sha256(data).hexdigest().encode())
+w.write(b"\\r\\n")
+w.write(data)
+w.flush()
+"""
+
+CGI_UPLOAD = """\
+import hashlib, json, sys
+h = hashlib.sha256()
+n = 0
+while True:
+    chunk = sys.stdin.buffer.read(65536)
+    if not chunk:
+        break
+    n += len(chunk)
+    h.update(chunk)
+body = json.dumps({"size": n, "sha256": h.hexdigest()}) + "\\n"
+sys.stdout.write("Content-Type: application/json\\r\\n\\r\\n" + body)
+"""
+
+CGI_HELLO = """\
+import os, sys
+sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\n")
+sys.stdout.write("Hello from %s\\n" % os.environ.get("SERVER_PROTOCOL", "?"))
+"""
+
+
+def sized_content(size, name=""):
+    """Deterministic text of exactly `size` bytes: numbered 64-byte lines."""
+    line_len = 64
+    n_lines = size // line_len + 1
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    parts = []
+    for i in range(n_lines):
+        prefix = "%08d " % i
+        fill = alphabet[i % len(alphabet):] + alphabet
+        parts.append((prefix + fill)[:line_len - 1] + "\n")
+    return "".join(parts)[:size].encode("ascii")
+
+
+def env_int(name, default):
+    v = os.environ.get(name)
+    return int(v) if v not in (None, "") else default
+
+
+def port_open(port, host="127.0.0.1", timeout=0.5):
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie still answers kill(0); treat it as gone
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class SandboxError(Exception):
+    pass
+
+
+class Sandbox:
+    """One httpd instance with its own runtime directory and ports."""
+
+    def __init__(self, run_dir=None, http_port=None, https_port=None,
+                 port_base=None, mpm=None, module=None, server_name=None):
+        self.run_dir = os.path.abspath(
+            run_dir or os.environ.get("H2_SANDBOX_DIR")
+            or os.path.join(SANDBOX_DIR, "run"))
+        base = port_base if port_base is not None else env_int(
+            "H2_PORT_BASE", DEFAULT_PORT_BASE)
+        self.http_port = http_port or env_int("H2_HTTP_PORT", base + 80)
+        self.https_port = https_port or env_int("H2_HTTPS_PORT", base + 443)
+        self.mpm = mpm or os.environ.get("H2_MPM", "event")
+        self.module = module or os.environ.get("H2_MODULE", "ours")
+        self.server_name = server_name or "test.localhost"
+        if self.mpm not in MPMS:
+            raise SandboxError("unknown MPM %r, use one of %s" % (self.mpm, MPMS))
+        if self.module not in MODULES:
+            raise SandboxError("unknown module %r, use one of %s" % (self.module, MODULES))
+
+    # ------------------------------------------------------------ paths
+    def path(self, *parts):
+        return os.path.join(self.run_dir, *parts)
+
+    @property
+    def docroot(self):
+        return self.path("htdocs")
+
+    @property
+    def conf_file(self):
+        return self.path("conf", "httpd.conf")
+
+    @property
+    def pid_file(self):
+        return self.path("logs", "httpd.pid")
+
+    @property
+    def error_log(self):
+        return self.path("logs", "error_log")
+
+    @property
+    def access_log(self):
+        return self.path("logs", "access_log")
+
+    @property
+    def ca_cert(self):
+        return self.path("ca", "ca.pem")
+
+    @property
+    def server_cert(self):
+        return self.path("ca", "server.pem")
+
+    @property
+    def server_key(self):
+        return self.path("ca", "server.key")
+
+    @property
+    def module_name(self):
+        """The module identifier to use in LogLevel and <IfModule>."""
+        return {"ours": "h2", "stock": "http2", "none": None}[self.module]
+
+    def http_url(self, path="/"):
+        return "http://127.0.0.1:%d%s" % (self.http_port, path)
+
+    def https_url(self, path="/"):
+        return "https://%s:%d%s" % (self.server_name, self.https_port, path)
+
+    @property
+    def is_root(self):
+        return os.geteuid() == 0
+
+    # ------------------------------------------------------------ setup
+    def setup(self):
+        """Write the runtime dir: config, docroot, CGIs, certificates."""
+        for d in ("conf", "conf.d", "vhost-http.d", "vhost-https.d", "logs",
+                  "state", "htdocs", "cgi-bin", "ca"):
+            os.makedirs(self.path(d), exist_ok=True)
+        self._write_docroot()
+        self._write_cgi()
+        self._make_certs()
+        with open(self.path("conf", "mime.types"), "w") as f:
+            f.write(MIME_TYPES)
+        with open(self.conf_file, "w") as f:
+            f.write(self.httpd_conf())
+        with open(self.path("sandbox.json"), "w") as f:
+            json.dump(self.settings(), f, indent=2)
+            f.write("\n")
+        self._fix_permissions()
+
+    def settings(self):
+        return {"run_dir": self.run_dir, "http_port": self.http_port,
+                "https_port": self.https_port, "mpm": self.mpm,
+                "module": self.module}
+
+    def _write_file(self, path, data, mode=0o644):
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if os.path.exists(path) and os.path.getsize(path) == len(data):
+            with open(path, "rb") as f:
+                if f.read() == data:
+                    os.chmod(path, mode)
+                    return
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chmod(path, mode)
+
+    def _write_docroot(self):
+        self._write_file(self.path("htdocs", "index.html"), INDEX_HTML)
+        self._write_file(self.path("htdocs", "ssi.shtml"), SSI_HTML)
+        for name, size in SIZED_FILES.items():
+            p = self.path("htdocs", name)
+            if os.path.exists(p) and os.path.getsize(p) == size:
+                continue
+            self._write_file(p, sized_content(size, name))
+        os.makedirs(self.path("htdocs", "sub"), exist_ok=True)
+        self._write_file(self.path("htdocs", "sub", "index.html"),
+                         "<html><body>sub</body></html>\n")
+
+    def cgi_python(self):
+        """An interpreter the httpd user can run (root's pyenv may not be)."""
+        for cand in ("/usr/bin/python3", sys.executable):
+            if cand and os.access(cand, os.X_OK):
+                if not self.is_root or not cand.startswith("/root/"):
+                    return cand
+        return "/usr/bin/env python3"
+
+    def _write_cgi(self):
+        shebang = "#!%s\n" % self.cgi_python()
+        for name, src in (("env.py", CGI_ENV), ("echo.py", CGI_ECHO),
+                          ("upload.py", CGI_UPLOAD), ("hello.py", CGI_HELLO)):
+            self._write_file(self.path("cgi-bin", name), shebang + src, 0o755)
+
+    def _make_certs(self):
+        if all(os.path.exists(p) for p in
+               (self.ca_cert, self.server_cert, self.server_key)):
+            return
+        ca_dir = self.path("ca")
+        ca_key = os.path.join(ca_dir, "ca.key")
+
+        def ossl(*args):
+            r = subprocess.run(["openssl"] + list(args), cwd=ca_dir,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            if r.returncode != 0:
+                raise SandboxError("openssl %s failed:\n%s" % (
+                    " ".join(args), r.stdout.decode(errors="replace")))
+
+        ossl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+             "-nodes", "-keyout", ca_key, "-out", self.ca_cert, "-days", "3650",
+             "-subj", "/O=mod_h2 sandbox/CN=mod_h2 sandbox CA",
+             "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        csr = os.path.join(ca_dir, "server.csr")
+        ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+             "-nodes", "-keyout", self.server_key, "-out", csr,
+             "-subj", "/O=mod_h2 sandbox/CN=%s" % self.server_name)
+        ext = os.path.join(ca_dir, "server.ext")
+        with open(ext, "w") as f:
+            f.write("basicConstraints=critical,CA:FALSE\n"
+                    "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                    "extendedKeyUsage=serverAuth\n"
+                    "subjectAltName=DNS:%s,DNS:*.%s,DNS:localhost,IP:127.0.0.1\n"
+                    % (self.server_name, self.server_name))
+        ossl("x509", "-req", "-in", csr, "-CA", self.ca_cert, "-CAkey", ca_key,
+             "-CAcreateserial", "-out", self.server_cert, "-days", "3650",
+             "-sha256", "-extfile", ext)
+        for p in (ca_key, self.server_key):
+            os.chmod(p, 0o600)
+
+    def _fix_permissions(self):
+        """When root, httpd's children run as www-data: they must be able to
+        reach the docroot and CGI dir (every parent dir needs o+x)."""
+        if not self.is_root:
+            return
+        d = self.run_dir
+        while d and d != "/":
+            st = os.stat(d)
+            if not st.st_mode & 0o001:
+                os.chmod(d, st.st_mode | 0o001)
+            d = os.path.dirname(d)
+        for top in ("htdocs", "cgi-bin"):
+            for root, dirs, files in os.walk(self.path(top)):
+                os.chmod(root, 0o755)
+                for fn in files:
+                    p = os.path.join(root, fn)
+                    os.chmod(p, os.stat(p).st_mode | 0o444)
+        os.chmod(self.run_dir, 0o755)
+        # state/ holds the cgid socket and mutexes; writable for the workers
+        try:
+            uid = pwd.getpwnam("www-data").pw_uid
+            os.chown(self.path("state"), uid, -1)
+        except KeyError:
+            pass
+
+    # ------------------------------------------------------------ config
+    def load_modules(self):
+        mods = ["mpm_%s" % self.mpm,
+                "authz_core", "authz_host", "authn_core", "authn_file",
+                "auth_basic", "authz_user", "mime", "dir", "alias",
+                "log_config", "env", "setenvif", "headers", "socache_shmcb",
+                "ssl", "rewrite", "filter", "deflate", "include", "status",
+                "cgi" if self.mpm == "prefork" else "cgid"]
+        builtin = self.builtin_modules()
+        lines = ["LoadModule %s_module %s/mod_%s.so" % (m, SYS_MODULE_DIR, m)
+                 for m in mods if "mod_%s.c" % m not in builtin]
+        if self.module == "ours":
+            lines.append("LoadModule h2_module %s" % OUR_MODULE)
+        elif self.module == "stock":
+            lines.append("LoadModule http2_module %s/mod_http2.so" % SYS_MODULE_DIR)
+        return "\n".join(lines)
+
+    def builtin_modules(self):
+        """Modules compiled into the httpd binary (`httpd -l`); Debian's has
+        e.g. mod_log_config built in, which must not be loaded again."""
+        try:
+            out = subprocess.run([HTTPD_BIN, "-l"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL).stdout.decode()
+        except OSError:
+            return set()
+        return set(l.strip() for l in out.splitlines() if l.strip().endswith(".c"))
+
+    def httpd_conf(self):
+        r = self.run_dir
+        if self.module == "none":
+            proto_http, proto_https = "http/1.1", "http/1.1"
+            loglevel = "LogLevel warn core:notice"
+        else:
+            proto_http, proto_https = "h2c http/1.1", "h2 http/1.1"
+            loglevel = "LogLevel warn core:notice %s:info" % self.module_name
+        user = ""
+        if self.is_root:
+            user = "User www-data\nGroup www-data\n"
+        site = """\
+    DocumentRoot "{r}/htdocs"
+    ScriptAlias /cgi-bin/ "{r}/cgi-bin/"
+    RewriteEngine on
+    # a mod_rewrite example: everything under /rewrite/ serves the index page
+    RewriteRule "^/rewrite/" "/index.html" [PT]
+""".format(r=r)
+        return """\
+# Generated by sandbox/sandbox.py -- edits are overwritten on the next start.
+# Put extra directives into conf.d/*.conf (server wide),
+# vhost-http.d/*.conf or vhost-https.d/*.conf (inside the two vhosts).
+#   module: {module}   mpm: {mpm}
+
+ServerRoot "{r}"
+ServerName {sname}
+DefaultRuntimeDir "{r}/state"
+PidFile "{r}/logs/httpd.pid"
+Mutex file:{r}/state default
+
+{modules}
+
+{user}
+Listen 127.0.0.1:{http_port}
+Listen 127.0.0.1:{https_port}
+
+ErrorLog "{r}/logs/error_log"
+{loglevel}
+LogFormat "%h %l %u %t \\"%r\\" %>s %b %H \\"%{{User-Agent}}i\\" %D" h2access
+CustomLog "{r}/logs/access_log" h2access
+
+TypesConfig "{r}/conf/mime.types"
+AddType text/html .shtml
+AddOutputFilter INCLUDES .shtml
+DirectoryIndex index.html
+ServerTokens Prod
+Timeout 30
+KeepAliveTimeout 5
+MaxKeepAliveRequests 0
+
+<IfModule mpm_event_module>
+    StartServers 1
+    ServerLimit 4
+    ThreadsPerChild 25
+    MaxRequestWorkers 100
+</IfModule>
+<IfModule mpm_worker_module>
+    StartServers 1
+    ServerLimit 4
+    ThreadsPerChild 25
+    MaxRequestWorkers 100
+</IfModule>
+<IfModule mpm_prefork_module>
+    StartServers 4
+    MaxRequestWorkers 50
+</IfModule>
+<IfModule mod_cgid.c>
+    ScriptSock "{r}/state/cgid.sock"
+</IfModule>
+
+SSLSessionCache "shmcb:{r}/state/ssl_scache(512000)"
+SSLProtocol all -SSLv3 -TLSv1 -TLSv1.1
+SSLRandomSeed startup builtin
+
+<Directory />
+    AllowOverride None
+    Require all denied
+</Directory>
+<Directory "{r}/htdocs">
+    Options +Includes
+    AllowOverride None
+    Require all granted
+</Directory>
+<Directory "{r}/cgi-bin">
+    Options +ExecCGI
+    AllowOverride None
+    Require all granted
+</Directory>
+<Location /server-status>
+    SetHandler server-status
+    Require ip 127.0.0.1
+</Location>
+ExtendedStatus on
+
+<VirtualHost 127.0.0.1:{http_port}>
+    ServerName {sname}
+    ServerAlias localhost *.{sname} 127.0.0.1
+    Protocols {proto_http}
+{site}
+    IncludeOptional "{r}/vhost-http.d/*.conf"
+</VirtualHost>
+
+<VirtualHost 127.0.0.1:{https_port}>
+    ServerName {sname}
+    ServerAlias localhost *.{sname} 127.0.0.1
+    Protocols {proto_https}
+    SSLEngine on
+    SSLCertificateFile "{r}/ca/server.pem"
+    SSLCertificateKeyFile "{r}/ca/server.key"
+{site}
+    IncludeOptional "{r}/vhost-https.d/*.conf"
+</VirtualHost>
+
+IncludeOptional "{r}/conf.d/*.conf"
+""".format(r=r, sname=self.server_name, modules=self.load_modules(),
+           user=user, http_port=self.http_port, https_port=self.https_port,
+           loglevel=loglevel, proto_http=proto_http, proto_https=proto_https,
+           site=site, module=self.module, mpm=self.mpm)
+
+    # ----------------------------------------------- extra config snippets
+    SNIPPET_DIRS = {"server": "conf.d", "http": "vhost-http.d",
+                    "https": "vhost-https.d"}
+
+    def add_conf(self, name, text, where="server"):
+        """Write an extra config snippet; takes effect on the next
+        start/restart/reload. `where` is server, http or https."""
+        d = self.path(self.SNIPPET_DIRS[where])
+        os.makedirs(d, exist_ok=True)
+        if not name.endswith(".conf"):
+            name += ".conf"
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+
+    def clear_conf(self):
+        """Remove all extra config snippets."""
+        for d in self.SNIPPET_DIRS.values():
+            dd = self.path(d)
+            if os.path.isdir(dd):
+                for fn in os.listdir(dd):
+                    if fn.endswith(".conf"):
+                        os.unlink(os.path.join(dd, fn))
+
+    # ------------------------------------------------------------ control
+    def httpd_cmd(self, *args):
+        return [HTTPD_BIN, "-d", self.run_dir, "-f", self.conf_file] + list(args)
+
+    def pid(self):
+        try:
+            with open(self.pid_file) as f:
+                pid = int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if pid_alive(pid) else None
+
+    def is_running(self):
+        return self.pid() is not None
+
+    def check_prerequisites(self):
+        if not os.access(HTTPD_BIN, os.X_OK):
+            raise SandboxError("%s not found: install apache2 (make -C sandbox deps)"
+                               % HTTPD_BIN)
+        if self.module == "ours" and not os.path.exists(OUR_MODULE):
+            raise SandboxError("%s not built yet: run `make -C sandbox build`"
+                               % OUR_MODULE)
+        if self.module == "stock" and not os.path.exists(
+                os.path.join(SYS_MODULE_DIR, "mod_http2.so")):
+            raise SandboxError("stock mod_http2.so not found in %s" % SYS_MODULE_DIR)
+
+    def configtest(self):
+        r = subprocess.run(self.httpd_cmd("-t"), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        return r.returncode, r.stdout.decode(errors="replace")
+
+    def start(self, timeout=20):
+        if self.is_running():
+            raise SandboxError("already running (pid %d) in %s" % (self.pid(), self.run_dir))
+        self.check_prerequisites()
+        self.setup()
+        for port in (self.http_port, self.https_port):
+            if port_open(port):
+                raise SandboxError("port %d is already in use by another process" % port)
+        rc, out = self.configtest()
+        if rc != 0:
+            raise SandboxError("httpd config test failed:\n" + out)
+        r = subprocess.run(self.httpd_cmd("-k", "start"), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if r.returncode != 0:
+            raise SandboxError("httpd -k start failed (%d):\n%s\n%s" % (
+                r.returncode, r.stdout.decode(errors="replace"), self.log_tail()))
+        self.wait_ready(timeout)
+
+    def wait_ready(self, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if (self.is_running() and port_open(self.http_port)
+                    and port_open(self.https_port)):
+                return
+            time.sleep(0.1)
+        raise SandboxError("httpd did not come up on ports %d/%d within %ds\n%s" % (
+            self.http_port, self.https_port, timeout, self.log_tail()))
+
+    def stop(self, timeout=20):
+        pid = self.pid()
+        if pid is None:
+            return False
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if not pid_alive(pid):
+                break
+            time.sleep(0.1)
+        else:
+            raise SandboxError("httpd (pid %d) did not stop within %ds" % (pid, timeout))
+        # the listening sockets may linger a moment in the children
+        deadline = time.time() + 5
+        while time.time() < deadline and (port_open(self.http_port)
+                                          or port_open(self.https_port)):
+            time.sleep(0.1)
+        return True
+
+    def restart(self):
+        """Full stop + start with a freshly written config."""
+        self.stop()
+        self.start()
+
+    def reload(self, timeout=20):
+        """Graceful restart (`-k graceful`) with a freshly written config;
+        the parent process and its pid stay the same."""
+        if not self.is_running():
+            return self.start()
+        self.setup()
+        rc, out = self.configtest()
+        if rc != 0:
+            raise SandboxError("httpd config test failed:\n" + out)
+        gen_marker = self.log_size()
+        r = subprocess.run(self.httpd_cmd("-k", "graceful"), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if r.returncode != 0:
+            raise SandboxError("httpd -k graceful failed:\n" + r.stdout.decode(errors="replace"))
+        # wait for the "resuming normal operations" line of the new generation
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if "resuming normal operations" in self.log_since(gen_marker):
+                break
+            time.sleep(0.1)
+        self.wait_ready(timeout)
+
+    # ------------------------------------------------------------ logs
+    def log_size(self):
+        try:
+            return os.path.getsize(self.error_log)
+        except OSError:
+            return 0
+
+    def log_since(self, offset=0):
+        try:
+            with open(self.error_log, "rb") as f:
+                f.seek(offset)
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, n=20):
+        lines = self.log_since(0).splitlines()[-n:]
+        return "--- %s (last %d lines) ---\n%s" % (self.error_log, n, "\n".join(lines))
+
+    # ------------------------------------------------------------ info
+    def urls(self):
+        h, s, n = self.http_port, self.https_port, self.server_name
+        return """\
+mod_h2 sandbox running: module={module} mpm={mpm} dir={dir}
+  https (h2, ALPN):  curl -sk --http2 https://{n}:{s}/ --resolve {n}:{s}:127.0.0.1
+                     curl --cacert {ca} --http2 https://{n}:{s}/ --resolve {n}:{s}:127.0.0.1
+  http (h2c prior):  curl --http2-prior-knowledge http://127.0.0.1:{h}/
+  http (h2c upgr.):  curl --http2 http://127.0.0.1:{h}/
+  nghttp:            nghttp -nv http://127.0.0.1:{h}/   |   nghttp -nv https://127.0.0.1:{s}/
+  load:              h2load -n 1000 -c 10 -m 10 http://127.0.0.1:{h}/1k.txt
+  cgi:               curl -sk --http2 https://127.0.0.1:{s}/cgi-bin/env.py
+  logs:              {dir}/logs/error_log  {dir}/logs/access_log
+  extra config:      {dir}/conf.d/*.conf, then make -C sandbox restart""".format(
+            h=h, s=s, n=n, ca=self.ca_cert, module=self.module, mpm=self.mpm,
+            dir=self.run_dir)
+
+    def status(self):
+        pid = self.pid()
+        if pid is None:
+            return "not running (%s)" % self.run_dir
+        return "running, pid %d, ports %d (http) %d (https), module=%s mpm=%s, dir %s" % (
+            pid, self.http_port, self.https_port, self.module, self.mpm, self.run_dir)
+
+
+def sandbox_from_args(argv=None):
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["start", "stop", "restart", "reload",
+                                        "status", "setup", "urls", "configtest"])
+    ap.add_argument("--dir", help="runtime dir (env H2_SANDBOX_DIR, default sandbox/run)")
+    ap.add_argument("--port-base", type=int,
+                    help="http = base+80, https = base+443 (env H2_PORT_BASE, default 42000)")
+    ap.add_argument("--http-port", type=int, help="env H2_HTTP_PORT")
+    ap.add_argument("--https-port", type=int, help="env H2_HTTPS_PORT")
+    ap.add_argument("--mpm", choices=MPMS, help="env H2_MPM, default event")
+    ap.add_argument("--module", choices=MODULES,
+                    help="ours = build tree mod_h2, stock = Debian mod_http2, "
+                         "none = HTTP/1.1 only (env H2_MODULE, default ours)")
+    args = ap.parse_args(argv)
+    kw = dict(run_dir=args.dir, port_base=args.port_base, http_port=args.http_port,
+              https_port=args.https_port, mpm=args.mpm, module=args.module)
+    # stop/status/urls of an existing instance: reuse its recorded settings
+    run_dir = os.path.abspath(args.dir or os.environ.get("H2_SANDBOX_DIR")
+                              or os.path.join(SANDBOX_DIR, "run"))
+    saved = os.path.join(run_dir, "sandbox.json")
+    if args.command in ("stop", "status", "urls") and os.path.exists(saved):
+        with open(saved) as f:
+            s = json.load(f)
+        kw = dict(run_dir=run_dir, http_port=s["http_port"], https_port=s["https_port"],
+                  mpm=s["mpm"], module=s["module"])
+    return args.command, Sandbox(**kw)
+
+
+def main(argv=None):
+    try:
+        cmd, sb = sandbox_from_args(argv)
+        if cmd == "start":
+            if sb.is_running():
+                print("already " + sb.status())
+            else:
+                sb.start()
+            print(sb.urls())
+        elif cmd == "stop":
+            print("stopped" if sb.stop() else "not running")
+        elif cmd == "restart":
+            if sb.is_running():
+                sb.stop()
+            sb.start()
+            print(sb.urls())
+        elif cmd == "reload":
+            sb.reload()
+            print(sb.status())
+        elif cmd == "status":
+            print(sb.status())
+            return 0 if sb.is_running() else 3
+        elif cmd == "setup":
+            sb.setup()
+            print("wrote %s" % sb.conf_file)
+        elif cmd == "urls":
+            print(sb.urls())
+        elif cmd == "configtest":
+            sb.setup()
+            rc, out = sb.configtest()
+            print(out, end="")
+            return rc
+    except SandboxError as e:
+        print("sandbox: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
