@@ -1,0 +1,281 @@
+"""Test environment for the mod_h2 pytest suite.
+
+H2TestEnv wraps a private sandbox instance (sandbox/sandbox.py) for the
+test run and offers the clients the tests talk to it with: curl, nghttp,
+h2load and h2spec. Settings come from the environment:
+
+  H2_TEST_MODULE     ours (default) | stock (Debian's mod_http2) | none
+  H2_TEST_MPM        event (default) | worker | prefork
+  H2_TEST_PORT_BASE  http = base+80, https = base+443 (default 42100,
+                     i.e. 42180/42543)
+  H2_TEST_RUN_DIR    runtime dir (default sandbox/run-test-<base>)
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+TEST_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(TEST_DIR)
+sys.path.insert(0, os.path.join(REPO_DIR, "sandbox"))
+
+from sandbox import (Sandbox, SandboxError, SIZED_FILES,  # noqa: E402
+                     sized_content)
+
+DEFAULT_TEST_PORT_BASE = 42100
+
+# error log lines that fail a test: any error or worse, and crashed children
+LOG_PROBLEM_PATTERNS = [
+    re.compile(r"^\[[^\]]*\] \[[^\]]*:(error|crit|alert|emerg)\]"),
+    re.compile(r"child pid \d+ exit signal"),
+]
+
+
+def find_program(name, extra_dirs=()):
+    p = shutil.which(name)
+    if p:
+        return p
+    dirs = list(extra_dirs)
+    try:
+        gp = subprocess.run(["go", "env", "GOPATH"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL).stdout.decode().strip()
+        if gp:
+            dirs.append(os.path.join(gp, "bin"))
+    except OSError:
+        pass
+    dirs += [os.path.expanduser("~/go/bin"), "/usr/local/go/bin"]
+    for d in dirs:
+        c = os.path.join(d, name)
+        if os.access(c, os.X_OK):
+            return c
+    return None
+
+
+class CurlResult:
+    """Outcome of one curl call: the final response's status line, headers
+    and body bytes, plus every header block curl saw (e.g. a 101 first)."""
+
+    def __init__(self, args, exit_code, stdout, stderr, header_text, body):
+        self.args = args
+        self.exit_code = exit_code
+        self.stdout = stdout
+        self.stderr = stderr
+        self.body = body
+        self.header_blocks = self._parse_blocks(header_text)
+        last = self.header_blocks[-1] if self.header_blocks else {
+            "status_line": "", "headers": []}
+        self.status_line = last["status_line"]
+        self.header_list = last["headers"]
+        m = re.match(r"^HTTP/(\S+)\s+(\d{3})", self.status_line)
+        self.protocol = "HTTP/" + m.group(1) if m else None
+        self.status = int(m.group(2)) if m else None
+
+    @staticmethod
+    def _parse_blocks(text):
+        blocks = []
+        cur = None
+        for line in text.split("\r\n" if "\r\n" in text else "\n"):
+            if line.startswith("HTTP/"):
+                cur = {"status_line": line.strip(), "headers": []}
+                blocks.append(cur)
+            elif cur is not None and ":" in line:
+                k, v = line.split(":", 1)
+                cur["headers"].append((k.strip().lower(), v.strip()))
+        return blocks
+
+    @property
+    def headers(self):
+        """Final response headers, lower-case names, repeated ones joined."""
+        d = {}
+        for k, v in self.header_list:
+            d[k] = d[k] + ", " + v if k in d else v
+        return d
+
+    def json(self):
+        return json.loads(self.body.decode("utf-8"))
+
+    def __repr__(self):
+        return "<CurlResult exit=%s %s stderr=%r>" % (
+            self.exit_code, self.status_line, self.stderr[-300:])
+
+
+class H2TestEnv:
+
+    def __init__(self):
+        self.port_base = int(os.environ.get("H2_TEST_PORT_BASE")
+                             or DEFAULT_TEST_PORT_BASE)
+        self.module = os.environ.get("H2_TEST_MODULE") or "ours"
+        self.mpm = os.environ.get("H2_TEST_MPM") or "event"
+        run_dir = os.environ.get("H2_TEST_RUN_DIR") or os.path.join(
+            REPO_DIR, "sandbox", "run-test-%d" % self.port_base)
+        self.sandbox = Sandbox(run_dir=run_dir, port_base=self.port_base,
+                               mpm=self.mpm, module=self.module)
+        self.domain = self.sandbox.server_name
+        self.http_port = self.sandbox.http_port
+        self.https_port = self.sandbox.https_port
+        self.run_dir = self.sandbox.run_dir
+        self.log_checked = 0
+        self._ignored = []
+        self.curl_bin = find_program("curl")
+        self.nghttp_bin = find_program("nghttp")
+        self.h2load_bin = find_program("h2load")
+        self.h2spec_bin = os.environ.get("H2SPEC") or find_program("h2spec")
+        self._tmp_count = 0
+
+    # ----------------------------------------------------------- lifecycle
+    def start(self):
+        """(Re)start a fresh instance with empty logs and no extra config."""
+        sb = self.sandbox
+        if sb.is_running():
+            sb.stop()
+        sb.clear_conf()
+        for name in ("error_log", "access_log"):
+            p = sb.path("logs", name)
+            if os.path.exists(p):
+                os.unlink(p)
+        os.makedirs(self.path("tmp"), exist_ok=True)
+        sb.start()
+        self.log_checked = 0
+
+    def stop(self):
+        self.sandbox.stop()
+
+    def restart(self):
+        self.sandbox.restart()
+
+    def reload(self):
+        self.sandbox.reload()
+
+    def add_conf(self, name, text, where="server"):
+        self.sandbox.add_conf(name, text, where)
+
+    def clear_conf(self):
+        self.sandbox.clear_conf()
+
+    def path(self, *parts):
+        return self.sandbox.path(*parts)
+
+    # ----------------------------------------------------------- URLs
+    @property
+    def has_h2(self):
+        return self.module != "none"
+
+    def url(self, scheme, path="/"):
+        port = self.https_port if scheme == "https" else self.http_port
+        return "%s://%s:%d%s" % (scheme, self.domain, port, path)
+
+    def https_url(self, path="/"):
+        return self.url("https", path)
+
+    def http_url(self, path="/"):
+        return self.url("http", path)
+
+    def docroot_file(self, name):
+        with open(os.path.join(self.sandbox.docroot, name), "rb") as f:
+            return f.read()
+
+    # ----------------------------------------------------------- curl
+    def _tmpfile(self, prefix):
+        self._tmp_count += 1
+        return self.path("tmp", "%s-%d-%d" % (prefix, os.getpid(), self._tmp_count))
+
+    def curl(self, url, *args, timeout=60):
+        """Run curl with name resolution and CA set up for the sandbox;
+        `args` are extra curl options (e.g. "--http2-prior-knowledge")."""
+        hdr = self._tmpfile("curl-headers")
+        body = self._tmpfile("curl-body")
+        cmd = [self.curl_bin, "-sS", "--max-time", str(timeout),
+               "--resolve", "%s:%d:127.0.0.1" % (self.domain, self.http_port),
+               "--resolve", "%s:%d:127.0.0.1" % (self.domain, self.https_port),
+               "--cacert", self.sandbox.ca_cert,
+               "-D", hdr, "-o", body] + list(args) + [url]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           stdin=subprocess.DEVNULL, timeout=timeout + 10)
+        header_text = ""
+        body_bytes = b""
+        if os.path.exists(hdr):
+            with open(hdr, "rb") as f:
+                header_text = f.read().decode("iso-8859-1")
+            os.unlink(hdr)
+        if os.path.exists(body):
+            with open(body, "rb") as f:
+                body_bytes = f.read()
+            os.unlink(body)
+        return CurlResult(cmd, r.returncode, r.stdout.decode(errors="replace"),
+                          r.stderr.decode(errors="replace"), header_text, body_bytes)
+
+    def get(self, how, path, *args, **kw):
+        """GET `path` with one of the standard ways to reach the server:
+          h2       HTTP/2 over TLS (ALPN) on the https port
+          h2c      HTTP/2 prior knowledge on the http port
+          upgrade  HTTP/1.1 + Upgrade: h2c on the http port
+          http1    HTTP/1.1 on the http port
+          https1   HTTP/1.1 over TLS on the https port
+        """
+        opts = {
+            "h2": ("https", "--http2"),
+            "h2c": ("http", "--http2-prior-knowledge"),
+            "upgrade": ("http", "--http2"),
+            "http1": ("http", "--http1.1"),
+            "https1": ("https", "--http1.1"),
+        }
+        scheme, opt = opts[how]
+        return self.curl(self.url(scheme, path), opt, *args, **kw)
+
+    # ----------------------------------------------------------- nghttp/h2load
+    def nghttp(self, url, *args, timeout=60):
+        cmd = [self.nghttp_bin] + list(args) + [url]
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, timeout=timeout)
+
+    def h2load(self, url, *args, timeout=120):
+        """Run h2load; returns (CompletedProcess, stats dict)."""
+        cmd = [self.h2load_bin] + list(args) + [url]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           stdin=subprocess.DEVNULL, timeout=timeout)
+        out = r.stdout.decode(errors="replace")
+        stats = {}
+        m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, "
+                      r"(\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout", out)
+        if m:
+            for k, v in zip(("total", "started", "done", "succeeded", "failed",
+                             "errored", "timeout"), m.groups()):
+                stats[k] = int(v)
+        m = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
+        if m:
+            for k, v in zip(("2xx", "3xx", "4xx", "5xx"), m.groups()):
+                stats[k] = int(v)
+        m = re.search(r"Application protocol: (\S+)", out)
+        stats["protocol"] = m.group(1) if m else None
+        return r, stats
+
+    # ----------------------------------------------------------- error log
+    def log_offset(self):
+        return self.sandbox.log_size()
+
+    def ignore_log(self, regex):
+        """Let error log lines matching `regex` pass the check for the rest
+        of the current test (for tests that provoke errors on purpose)."""
+        self._ignored.append(re.compile(regex))
+
+    def reset_ignored(self):
+        self._ignored = []
+
+    def log_problems(self, start=None):
+        """Error-or-worse lines (and child crashes) logged since `start`
+        (default: since the last check), minus ignored ones."""
+        if start is None:
+            start = self.log_checked
+        text = self.sandbox.log_since(start)
+        bad = []
+        for line in text.splitlines():
+            if any(p.search(line) for p in LOG_PROBLEM_PATTERNS) and not any(
+                    i.search(line) for i in self._ignored):
+                bad.append(line)
+        return bad
+
+    def mark_log_checked(self):
+        self.log_checked = self.log_offset()
