@@ -496,9 +496,11 @@ SSLRandomSeed startup builtin
 </Location>
 ExtendedStatus on
 
+# The first vhost on each port is its default: it serves every host name no
+# other vhost claims, so vhosts added in conf.d/ can use any other name
+# under *.{sname} (the certificate covers them).
 <VirtualHost 127.0.0.1:{http_port}>
     ServerName {sname}
-    ServerAlias localhost *.{sname} 127.0.0.1
     Protocols {proto_http}
 {site}
     IncludeOptional "{r}/vhost-http.d/*.conf"
@@ -506,7 +508,6 @@ ExtendedStatus on
 
 <VirtualHost 127.0.0.1:{https_port}>
     ServerName {sname}
-    ServerAlias localhost *.{sname} 127.0.0.1
     Protocols {proto_https}
     SSLEngine on
     SSLCertificateFile "{r}/ca/server.pem"
