@@ -182,7 +182,7 @@ class H2TestEnv:
         self._tmp_count += 1
         return self.path("tmp", "%s-%d-%d" % (prefix, os.getpid(), self._tmp_count))
 
-    def curl(self, url, *args, timeout=60):
+    def curl(self, url, *args, timeout=20):
         """Run curl with name resolution and CA set up for the sandbox;
         `args` are extra curl options (e.g. "--http2-prior-knowledge")."""
         hdr = self._tmpfile("curl-headers")

@@ -19,7 +19,7 @@ from conftest import report
 
 H2SPEC_TOTAL = 145            # test cases of h2spec 2.2.1 without --strict
 CASE_TIMEOUT = 2              # seconds per test case (h2spec -o)
-RUN_TIMEOUT = 300             # seconds for one whole h2spec run
+RUN_TIMEOUT = 240             # seconds for one whole h2spec run
 
 _results = {}
 
