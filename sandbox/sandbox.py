@@ -194,8 +194,8 @@ class Sandbox:
             "H2_PORT_BASE", DEFAULT_PORT_BASE)
         self.http_port = http_port or env_int("H2_HTTP_PORT", base + 80)
         self.https_port = https_port or env_int("H2_HTTPS_PORT", base + 443)
-        self.mpm = mpm or os.environ.get("H2_MPM", "event")
-        self.module = module or os.environ.get("H2_MODULE", "ours")
+        self.mpm = mpm or os.environ.get("H2_MPM") or "event"
+        self.module = module or os.environ.get("H2_MODULE") or "ours"
         self.server_name = server_name or "test.localhost"
         if self.mpm not in MPMS:
             raise SandboxError("unknown MPM %r, use one of %s" % (self.mpm, MPMS))
