@@ -1,0 +1,242 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <apr_strings.h>
+#include <httpd.h>
+#include <http_config.h>
+#include <http_core.h>
+#include <http_log.h>
+#include <ap_mpm.h>
+
+#include "h2.h"
+#include "h2_config.h"
+
+extern module AP_MODULE_DECLARE_DATA h2_module;
+
+typedef enum {
+    H2_VT_FLAG,     /* on|off */
+    H2_VT_NUM,      /* plain integer */
+    H2_VT_TIME,     /* time interval, seconds unless a unit is given */
+} h2_var_type;
+
+#define H2_CTX_SRV     0x1   /* server config and virtual hosts */
+#define H2_CTX_GLOBAL  0x2   /* main server config only */
+#define H2_CTX_DIR     0x4   /* directory sections and .htaccess */
+#define H2_CTX_SRV_DIR (H2_CTX_SRV|H2_CTX_DIR)
+
+typedef struct {
+    const char *name;
+    h2_var_type type;
+    apr_int64_t def;
+    apr_int64_t min, max;
+    int ctx;
+    const char *help;
+} h2_var_def;
+
+
+/* Defaults follow the documented defaults of the H2* directives so that
+ * existing configurations behave the same. */
+#define H2_CONF_DEF(id, n, t, d, mn, mx, ctx, help) \
+    [H2_CONF_##id] = { n, H2_VT_##t, d, mn, mx, H2_CTX_##ctx, help },
+static const h2_var_def var_defs[H2_CONF_COUNT] = {
+    H2_CONF_VARS(H2_CONF_DEF)
+};
+
+static h2_config *config_create(apr_pool_t *p)
+{
+    h2_config *conf = apr_pcalloc(p, sizeof(*conf));
+    int i;
+    for (i = 0; i < H2_CONF_COUNT; ++i) {
+        conf->v[i] = H2_CONF_UNSET;
+    }
+    return conf;
+}
+
+void *h2_config_create_srv(apr_pool_t *p, server_rec *s)
+{
+    return config_create(p);
+}
+
+void *h2_config_create_dir(apr_pool_t *p, char *dir)
+{
+    return config_create(p);
+}
+
+void *h2_config_merge(apr_pool_t *p, void *basev, void *addv)
+{
+    h2_config *base = basev, *add = addv, *n = config_create(p);
+    int i;
+    for (i = 0; i < H2_CONF_COUNT; ++i) {
+        n->v[i] = (add->v[i] != H2_CONF_UNSET)? add->v[i] : base->v[i];
+    }
+    if (base->early_hints && add->early_hints) {
+        n->early_hints = apr_array_append(p, base->early_hints, add->early_hints);
+    }
+    else {
+        n->early_hints = add->early_hints? add->early_hints : base->early_hints;
+    }
+    return n;
+}
+
+apr_int64_t h2_config_default(h2_conf_var var)
+{
+    return var_defs[var].def;
+}
+
+apr_int64_t h2_config_sget(server_rec *s, h2_conf_var var)
+{
+    h2_config *conf = ap_get_module_config(s->module_config, &h2_module);
+    if (conf && conf->v[var] != H2_CONF_UNSET) {
+        return conf->v[var];
+    }
+    if (var == H2_CONF_STREAM_TIMEOUT) {
+        return s->timeout;
+    }
+    return var_defs[var].def;
+}
+
+apr_int64_t h2_config_rget(request_rec *r, h2_conf_var var)
+{
+    h2_config *dconf = ap_get_module_config(r->per_dir_config, &h2_module);
+    if (dconf && dconf->v[var] != H2_CONF_UNSET) {
+        return dconf->v[var];
+    }
+    return h2_config_sget(r->server, var);
+}
+
+apr_array_header_t *h2_config_early_hints(request_rec *r)
+{
+    h2_config *dconf = ap_get_module_config(r->per_dir_config, &h2_module);
+    h2_config *sconf = ap_get_module_config(r->server->module_config, &h2_module);
+    if (dconf && dconf->early_hints) {
+        return dconf->early_hints;
+    }
+    return sconf? sconf->early_hints : NULL;
+}
+
+void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
+{
+    int threads = 1, minw, maxw;
+
+    /* Like HTTP/1.1 requests, h2 requests are bounded by the threads the
+     * MPM runs per child; a prefork child gets a few threads so that a
+     * connection's streams can still proceed in parallel. */
+    ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
+    if (threads < 1) {
+        threads = 4;
+    }
+    minw = (int)h2_config_sget(s, H2_CONF_MIN_WORKERS);
+    maxw = (int)h2_config_sget(s, H2_CONF_MAX_WORKERS);
+    if (minw == H2_CONF_UNSET) {
+        minw = threads < 25? threads : 25;
+    }
+    if (maxw == H2_CONF_UNSET) {
+        maxw = threads * 3 / 2;
+        if (maxw < 4) maxw = 4;
+    }
+    if (minw > maxw) {
+        minw = maxw;
+    }
+    *pmin = minw;
+    *pmax = maxw;
+    *pidle_secs = (int)h2_config_sget(s, H2_CONF_MAX_WORKER_IDLE);
+}
+
+static const char *set_var(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    h2_conf_var var = (h2_conf_var)(apr_uintptr_t)cmd->info;
+    const h2_var_def *def = &var_defs[var];
+    h2_config *conf;
+    apr_int64_t val;
+    const char *err;
+
+    if (def->ctx & H2_CTX_GLOBAL) {
+        if ((err = ap_check_cmd_context(cmd, GLOBAL_ONLY)) != NULL) {
+            return err;
+        }
+    }
+    if (cmd->path) {
+        conf = dirconf;
+    }
+    else {
+        conf = ap_get_module_config(cmd->server->module_config, &h2_module);
+    }
+
+    switch (def->type) {
+    case H2_VT_FLAG:
+        if (!strcasecmp(arg, "on")) val = 1;
+        else if (!strcasecmp(arg, "off")) val = 0;
+        else return apr_pstrcat(cmd->pool, def->name, " must be 'on' or 'off'", NULL);
+        break;
+    case H2_VT_TIME: {
+        apr_interval_time_t t;
+        if (ap_timeout_parameter_parse(arg, &t, "s") != APR_SUCCESS || t < 0) {
+            return apr_pstrcat(cmd->pool, def->name, ": invalid time interval '",
+                               arg, "'", NULL);
+        }
+        val = t;
+        break;
+    }
+    default: {
+        char *end;
+        if (apr_strtoff(&val, arg, &end, 10) != APR_SUCCESS || *end
+            || val < def->min || val > def->max) {
+            return apr_psprintf(cmd->pool, "%s: '%s' is not a number in %"
+                                APR_INT64_T_FMT "..%" APR_INT64_T_FMT,
+                                def->name, arg, def->min, def->max);
+        }
+        break;
+    }
+    }
+    conf->v[var] = val;
+    return NULL;
+}
+
+static const char *set_early_hint(cmd_parms *cmd, void *dirconf,
+                                  const char *name, const char *value)
+{
+    h2_config *conf = cmd->path? dirconf
+        : ap_get_module_config(cmd->server->module_config, &h2_module);
+    if (!conf->early_hints) {
+        conf->early_hints = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    }
+    APR_ARRAY_PUSH(conf->early_hints, const char *) = apr_pstrdup(cmd->pool, name);
+    APR_ARRAY_PUSH(conf->early_hints, const char *) = apr_pstrdup(cmd->pool, value);
+    return NULL;
+}
+
+/* Push is a retired HTTP/2 feature browsers no longer use; the push
+ * directives stay valid so that configurations written for mod_http2 load. */
+static const char *accept_push_rule(cmd_parms *cmd, void *dirconf,
+                                    const char *arg)
+{
+    return NULL;
+}
+
+#define H2_OVR_SRV     RSRC_CONF
+#define H2_OVR_GLOBAL  RSRC_CONF
+#define H2_OVR_SRV_DIR (RSRC_CONF|ACCESS_CONF|OR_FILEINFO)
+#define H2_CONF_CMD(id, n, t, d, mn, mx, ctx, help) \
+    AP_INIT_TAKE1(n, set_var, (void *)(apr_uintptr_t)H2_CONF_##id, H2_OVR_##ctx, help),
+
+const command_rec h2_cmds[] = {
+    H2_CONF_VARS(H2_CONF_CMD)
+    AP_INIT_TAKE2("H2EarlyHint", set_early_hint, NULL, H2_OVR_SRV_DIR,
+                  "add a response header to 103 Early Hints"),
+    AP_INIT_RAW_ARGS("H2PushResource", accept_push_rule, NULL, H2_OVR_SRV_DIR,
+                     "accepted for compatibility; mod_h2 never pushes"),
+    AP_INIT_RAW_ARGS("H2PushPriority", accept_push_rule, NULL, H2_OVR_SRV,
+                     "accepted for compatibility; mod_h2 never pushes"),
+    AP_INIT_TAKE1(NULL, NULL, NULL, 0, NULL)
+};

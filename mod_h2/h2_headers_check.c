@@ -1,0 +1,318 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <string.h>
+#include <apr_strings.h>
+#include <apr_lib.h>
+
+#include "h2_headers_check.h"
+
+/* RFC 9110 tchar, lowercase only: HTTP/2 field names must be lowercase. */
+static const unsigned char tchar_lc[256] = {
+    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
+    ['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
+    ['`'] = 1, ['|'] = 1, ['~'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+    ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+    ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+    ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+    ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1,
+};
+
+#define IS_NAME(n, nl, lit) ((nl) == sizeof(lit) - 1 && !memcmp((n), (lit), (nl)))
+
+int h2_hdr_name_valid(const char *name, apr_size_t nlen)
+{
+    apr_size_t i;
+    if (nlen == 0) {
+        return 0;
+    }
+    for (i = 0; i < nlen; ++i) {
+        if (!tchar_lc[(unsigned char)name[i]]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int h2_hdr_value_valid(const char *value, apr_size_t vlen)
+{
+    apr_size_t i;
+    if (vlen > 0 && (value[0] == ' ' || value[0] == '\t'
+                     || value[vlen-1] == ' ' || value[vlen-1] == '\t')) {
+        return 0;
+    }
+    for (i = 0; i < vlen; ++i) {
+        unsigned char ch = (unsigned char)value[i];
+        if (ch == 0 || ch == '\r' || ch == '\n') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen)
+{
+    return IS_NAME(name, nlen, "connection")
+        || IS_NAME(name, nlen, "keep-alive")
+        || IS_NAME(name, nlen, "proxy-connection")
+        || IS_NAME(name, nlen, "transfer-encoding")
+        || IS_NAME(name, nlen, "upgrade");
+}
+
+void h2_req_head_init(h2_req_head *h, apr_pool_t *p, const h2_hdr_limits *lim)
+{
+    memset(h, 0, sizeof(*h));
+    h->pool = p;
+    h->limits = *lim;
+    h->headers = apr_table_make(p, 16);
+    h->content_length = -1;
+}
+
+void h2_req_head_init_trailer(h2_req_head *h, apr_pool_t *p,
+                              const h2_hdr_limits *lim, apr_table_t *trailers)
+{
+    h2_req_head_init(h, p, lim);
+    h->headers = trailers;
+    h->is_trailer = 1;
+    h->seen_regular = 1;
+}
+
+static h2_hdr_result fail(h2_req_head *h, h2_hdr_result res)
+{
+    if (h->error == H2_HDR_OK) {
+        h->error = res;
+    }
+    return res;
+}
+
+static int all_digits(const char *s, apr_size_t len)
+{
+    apr_size_t i;
+    if (len == 0 || len > 18) {
+        return 0;
+    }
+    for (i = 0; i < len; ++i) {
+        if (!apr_isdigit(s[i])) return 0;
+    }
+    return 1;
+}
+
+static h2_hdr_result add_pseudo(h2_req_head *h, const char *name, apr_size_t nlen,
+                                const char *value, apr_size_t vlen)
+{
+    const char **slot;
+    apr_size_t i;
+
+    if (h->is_trailer) {
+        return fail(h, H2_HDR_ERR_PSEUDO_IN_TRAILER);
+    }
+    if (h->seen_regular) {
+        return fail(h, H2_HDR_ERR_PSEUDO_LATE);
+    }
+    if (IS_NAME(name, nlen, ":method")) slot = &h->method;
+    else if (IS_NAME(name, nlen, ":scheme")) slot = &h->scheme;
+    else if (IS_NAME(name, nlen, ":authority")) slot = &h->authority;
+    else if (IS_NAME(name, nlen, ":path")) slot = &h->path;
+    else return fail(h, H2_HDR_ERR_PSEUDO_UNKNOWN);
+
+    if (*slot) {
+        return fail(h, H2_HDR_ERR_PSEUDO_DUP);
+    }
+    /* Pseudo-header values end up in the request line: no whitespace or
+     * control characters at all, so nothing can be smuggled into it. */
+    for (i = 0; i < vlen; ++i) {
+        unsigned char ch = (unsigned char)value[i];
+        if (ch <= 0x20 || ch == 0x7f) {
+            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
+        }
+    }
+    if (slot == &h->method && !h2_hdr_name_valid(value, vlen)) {
+        /* methods are case-sensitive tokens, uppercase allowed */
+        for (i = 0; i < vlen; ++i) {
+            unsigned char ch = (unsigned char)value[i];
+            if (!tchar_lc[ch] && !(ch >= 'A' && ch <= 'Z')) {
+                return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
+            }
+        }
+        if (vlen == 0) {
+            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
+        }
+    }
+    if (slot == &h->path && vlen == 0) {
+        return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
+    }
+    if (slot == &h->authority && memchr(value, '@', vlen)) {
+        /* RFC 9113 8.3.1: no userinfo in :authority */
+        return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
+    }
+    *slot = apr_pstrmemdup(h->pool, value, vlen);
+    return H2_HDR_OK;
+}
+
+h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
+                              const char *value, apr_size_t vlen)
+{
+    char *n;
+
+    h->block_len += nlen + vlen + 32;  /* HPACK's per-entry overhead */
+    if (h->limits.max_block_len && h->block_len > h->limits.max_block_len) {
+        return fail(h, H2_HDR_ERR_BLOCK_TOO_LARGE);
+    }
+    if (h->error != H2_HDR_OK) {
+        return h->error;
+    }
+    if (nlen > 0 && name[0] == ':') {
+        return add_pseudo(h, name, nlen, value, vlen);
+    }
+    h->seen_regular = 1;
+    if (!h2_hdr_name_valid(name, nlen)) {
+        return fail(h, H2_HDR_ERR_NAME);
+    }
+    if (!h2_hdr_value_valid(value, vlen)) {
+        return fail(h, H2_HDR_ERR_VALUE);
+    }
+    if (h2_hdr_is_connection_specific(name, nlen)) {
+        return fail(h, H2_HDR_ERR_CONN_SPECIFIC);
+    }
+    if (IS_NAME(name, nlen, "te")
+        && !(vlen == 8 && !strncasecmp(value, "trailers", 8))) {
+        return fail(h, H2_HDR_ERR_TE);
+    }
+    if (h->limits.max_field_len && nlen + 2 + vlen > h->limits.max_field_len) {
+        return fail(h, H2_HDR_ERR_FIELD_TOO_LARGE);
+    }
+    if (h->limits.max_fields && ++h->nfields > h->limits.max_fields) {
+        return fail(h, H2_HDR_ERR_TOO_MANY);
+    }
+    if (IS_NAME(name, nlen, "content-length") && !h->is_trailer) {
+        apr_off_t len;
+        if (!all_digits(value, vlen)) {
+            return fail(h, H2_HDR_ERR_CONTENT_LENGTH);
+        }
+        len = apr_atoi64(apr_pstrmemdup(h->pool, value, vlen));
+        if (h->content_length >= 0) {
+            if (len != h->content_length) {
+                return fail(h, H2_HDR_ERR_CONTENT_LENGTH);
+            }
+            return H2_HDR_OK; /* identical duplicate: keep one */
+        }
+        h->content_length = len;
+    }
+    if (IS_NAME(name, nlen, "cookie")) {
+        /* RFC 9113 8.2.3: crumbs are joined again with "; " for HTTP/1.1
+         * semantics; we keep them aside until the block ends. */
+        const char *crumb = apr_pstrmemdup(h->pool, value, vlen);
+        h->cookie = h->cookie? apr_pstrcat(h->pool, h->cookie, "; ", crumb, NULL) : crumb;
+        return H2_HDR_OK;
+    }
+    n = apr_pstrmemdup(h->pool, name, nlen);
+    apr_table_addn(h->headers, n, apr_pstrmemdup(h->pool, value, vlen));
+    return H2_HDR_OK;
+}
+
+h2_hdr_result h2_req_head_end(h2_req_head *h)
+{
+    const char *host;
+
+    if (h->error != H2_HDR_OK) {
+        return h->error;
+    }
+    if (h->cookie) {
+        apr_table_setn(h->headers, "cookie", h->cookie);
+    }
+    if (h->is_trailer) {
+        return H2_HDR_OK;
+    }
+    if (!h->method) {
+        return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
+    }
+    if (!strcmp(h->method, "CONNECT")) {
+        /* RFC 9113 8.5: only :authority, no :scheme or :path */
+        if (!h->authority) {
+            return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
+        }
+        if (h->scheme || h->path) {
+            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
+        }
+    }
+    else {
+        if (!h->scheme || !h->path) {
+            return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
+        }
+        if (h->path[0] != '/'
+            && !(h->path[0] == '*' && !h->path[1] && !strcmp(h->method, "OPTIONS"))) {
+            /* absolute-form targets belong to forward proxies, which see
+             * :scheme and :authority instead */
+            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
+        }
+    }
+    host = apr_table_get(h->headers, "host");
+    if (h->authority) {
+        if (host && strcasecmp(host, h->authority)) {
+            return fail(h, H2_HDR_ERR_HOST_MISMATCH);
+        }
+        apr_table_setn(h->headers, "host", h->authority);
+    }
+    if (h->limits.max_line_len) {
+        apr_size_t line = strlen(h->method) + 1
+            + strlen(h->path? h->path : h->authority) + sizeof(" HTTP/2.0") - 1;
+        if (line > h->limits.max_line_len) {
+            return fail(h, H2_HDR_ERR_LINE_TOO_LONG);
+        }
+    }
+    return H2_HDR_OK;
+}
+
+int h2_hdr_result_as_status(h2_hdr_result res, int *pstatus)
+{
+    switch (res) {
+    case H2_HDR_ERR_FIELD_TOO_LARGE:
+    case H2_HDR_ERR_TOO_MANY:
+    case H2_HDR_ERR_BLOCK_TOO_LARGE:
+        *pstatus = 431;
+        return 1;
+    case H2_HDR_ERR_LINE_TOO_LONG:
+        *pstatus = 414;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+const char *h2_hdr_result_str(h2_hdr_result res)
+{
+    switch (res) {
+    case H2_HDR_OK: return "ok";
+    case H2_HDR_ERR_NAME: return "invalid header field name";
+    case H2_HDR_ERR_VALUE: return "invalid header field value";
+    case H2_HDR_ERR_CONN_SPECIFIC: return "connection-specific header field";
+    case H2_HDR_ERR_TE: return "te header other than trailers";
+    case H2_HDR_ERR_PSEUDO_UNKNOWN: return "unknown pseudo-header";
+    case H2_HDR_ERR_PSEUDO_DUP: return "duplicate pseudo-header";
+    case H2_HDR_ERR_PSEUDO_LATE: return "pseudo-header after regular field";
+    case H2_HDR_ERR_PSEUDO_MISSING: return "required pseudo-header missing";
+    case H2_HDR_ERR_PSEUDO_INVALID: return "invalid pseudo-header value";
+    case H2_HDR_ERR_PSEUDO_IN_TRAILER: return "pseudo-header in trailers";
+    case H2_HDR_ERR_CONTENT_LENGTH: return "invalid content-length";
+    case H2_HDR_ERR_HOST_MISMATCH: return "host differs from :authority";
+    case H2_HDR_ERR_FIELD_TOO_LARGE: return "header field too large";
+    case H2_HDR_ERR_TOO_MANY: return "too many header fields";
+    case H2_HDR_ERR_LINE_TOO_LONG: return "request line too long";
+    case H2_HDR_ERR_BLOCK_TOO_LARGE: return "header block too large";
+    }
+    return "unknown";
+}

@@ -1,0 +1,101 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_HEADERS_CHECK_H
+#define H2_HEADERS_CHECK_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+
+/* Validation of a request's header block as RFC 9113 sections 8.2 and 8.3
+ * demand, and its collection into method, target and a header table.
+ * Depends on APR only, so unit tests and the fuzzer link it alone. */
+
+typedef enum {
+    H2_HDR_OK = 0,
+    H2_HDR_ERR_NAME,            /* empty, uppercase or non-token name */
+    H2_HDR_ERR_VALUE,           /* NUL/CR/LF, or leading/trailing whitespace */
+    H2_HDR_ERR_CONN_SPECIFIC,   /* connection, keep-alive, upgrade, ... */
+    H2_HDR_ERR_TE,              /* te other than "trailers" */
+    H2_HDR_ERR_PSEUDO_UNKNOWN,  /* a pseudo-header we do not know */
+    H2_HDR_ERR_PSEUDO_DUP,      /* the same pseudo-header twice */
+    H2_HDR_ERR_PSEUDO_LATE,     /* pseudo-header after a regular one */
+    H2_HDR_ERR_PSEUDO_MISSING,  /* :method, :scheme or :path missing */
+    H2_HDR_ERR_PSEUDO_INVALID,  /* e.g. empty :path, :path not "/..." */
+    H2_HDR_ERR_PSEUDO_IN_TRAILER,
+    H2_HDR_ERR_CONTENT_LENGTH,  /* malformed or disagreeing content-length */
+    H2_HDR_ERR_HOST_MISMATCH,   /* host differs from :authority */
+    H2_HDR_ERR_FIELD_TOO_LARGE, /* over LimitRequestFieldSize */
+    H2_HDR_ERR_TOO_MANY,        /* over LimitRequestFields */
+    H2_HDR_ERR_LINE_TOO_LONG,   /* method + path over LimitRequestLine */
+    H2_HDR_ERR_BLOCK_TOO_LARGE, /* decoded block over its limit */
+} h2_hdr_result;
+
+typedef struct h2_hdr_limits {
+    apr_size_t max_field_len;   /* "name: value" length */
+    int max_fields;             /* number of regular fields, 0: no limit */
+    apr_size_t max_line_len;    /* "METHOD path HTTP/2.0" length */
+    apr_size_t max_block_len;   /* decoded header block, 0: no limit */
+} h2_hdr_limits;
+
+typedef struct h2_req_head {
+    apr_pool_t *pool;
+    h2_hdr_limits limits;
+    const char *method;
+    const char *scheme;
+    const char *authority;
+    const char *path;
+    apr_table_t *headers;       /* regular fields, lowercase names */
+    apr_off_t content_length;   /* -1 when absent */
+    apr_size_t block_len;       /* decoded bytes seen so far */
+    int nfields;
+    int seen_regular;
+    int is_trailer;             /* collecting a trailer block */
+    const char *cookie;         /* cookie crumbs joined by "; " */
+    h2_hdr_result error;        /* first error seen, H2_HDR_OK if none */
+} h2_req_head;
+
+/* Start collecting a request header block in pool p. */
+void h2_req_head_init(h2_req_head *h, apr_pool_t *p, const h2_hdr_limits *lim);
+
+/* Start collecting a trailer block into the table trailers. */
+void h2_req_head_init_trailer(h2_req_head *h, apr_pool_t *p,
+                              const h2_hdr_limits *lim, apr_table_t *trailers);
+
+/* Add one decoded field. After the first error, further fields are only
+ * counted; the error stays available in h->error. */
+h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
+                              const char *value, apr_size_t vlen);
+
+/* Finish the block: required pseudo-headers, host/authority agreement,
+ * request line length. Sets the "host" field from :authority. */
+h2_hdr_result h2_req_head_end(h2_req_head *h);
+
+/* 1 when name (nlen bytes) is a valid lowercase field name token. */
+int h2_hdr_name_valid(const char *name, apr_size_t nlen);
+
+/* 1 when value (vlen bytes) may appear in an HTTP/2 field value. */
+int h2_hdr_value_valid(const char *value, apr_size_t vlen);
+
+/* 1 when the field is connection-specific and forbidden in HTTP/2. */
+int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen);
+
+/* 1 when the error is better answered with an HTTP status than a reset:
+ * the request is well-formed but beyond our limits. Its status in *pstatus. */
+int h2_hdr_result_as_status(h2_hdr_result res, int *pstatus);
+
+/* A short text for logs and GOAWAY/RST debug data. */
+const char *h2_hdr_result_str(h2_hdr_result res);
+
+#endif
