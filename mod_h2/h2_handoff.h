@@ -1,0 +1,104 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_HANDOFF_H
+#define H2_HANDOFF_H
+
+#include <apr_tables.h>
+
+/* Data moving between a stream's worker thread and the connection thread.
+ * Bucket allocators are not thread-safe, so buckets never cross threads:
+ * memory data is copied into chunks, file data crosses as a duplicated
+ * file descriptor plus range, so that the connection can sendfile it after
+ * the request (and its pool) are gone. All functions here must be called
+ * with the owning session's lock held; the lock is what makes it safe. */
+
+typedef enum {
+    H2_HC_DATA,      /* bytes in data[start..end) */
+    H2_HC_FILE,      /* fd, range; fd is closed when the chunk is freed */
+    H2_HC_HEADERS,   /* final response: status + serialized fields */
+    H2_HC_INTERIM,   /* 1xx response: status + serialized fields */
+    H2_HC_TRAILERS,  /* serialized trailer fields */
+    H2_HC_EOS,       /* end of response body */
+    H2_HC_RESET,     /* abort the stream with error code in status */
+} h2_hchunk_type;
+
+#define H2_HCHUNK_SIZE (16 * 1024)
+
+typedef struct h2_hchunk h2_hchunk;
+struct h2_hchunk {
+    h2_hchunk *next;
+    h2_hchunk_type type;
+    int status;
+    apr_size_t cap;
+    apr_size_t start, end;
+    int fd;
+    int fd_sendfile;       /* the file may be sent with sendfile */
+    int fd_mmap;           /* the file may be memory mapped */
+    apr_off_t foff;
+    apr_size_t flen;
+    void *file;            /* apr_file_t the connection made for fd */
+    char data[];
+};
+
+/* Chunks of the standard size are recycled instead of freed. */
+typedef struct h2_hpool {
+    h2_hchunk *free;
+    int nfree;
+    int max_free;
+} h2_hpool;
+
+typedef struct h2_hqueue {
+    h2_hchunk *first, *last;
+    apr_size_t mem;        /* bytes of memory data queued */
+} h2_hqueue;
+
+/* Bytes a queued file range counts against H2StreamMaxMemSize: it holds an
+ * open file, not memory, but must still bound how far a handler runs ahead. */
+#define H2_HCHUNK_FILE_COST 8192
+
+/* A chunk with room for cap bytes of data. */
+h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap);
+
+/* Return a chunk, closing its file if it has one. */
+void h2_hpool_put(h2_hpool *hp, h2_hchunk *c);
+
+/* Keep at most keep chunks cached. */
+void h2_hpool_trim(h2_hpool *hp, int keep);
+
+void h2_hqueue_append(h2_hqueue *q, h2_hchunk *c);
+h2_hchunk *h2_hqueue_pop(h2_hqueue *q);
+
+/* Move all chunks of src to the end of dst. */
+void h2_hqueue_move(h2_hqueue *dst, h2_hqueue *src);
+
+/* Copy len bytes of data into DATA chunks at the end of q. */
+void h2_hqueue_write(h2_hqueue *q, h2_hpool *hp, const char *data, apr_size_t len);
+
+/* Free every chunk in q. */
+void h2_hqueue_clear(h2_hqueue *q, h2_hpool *hp);
+
+/* Bytes q counts against its limit. */
+apr_size_t h2_hchunk_cost(const h2_hchunk *c);
+
+/* Serialize fields of table t (may be NULL) into a chunk of type with status. */
+h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
+                            const apr_table_t *t);
+
+/* Call cb for each serialized field of c until it returns 0. */
+typedef int h2_hfield_cb(void *ctx, const char *name, apr_size_t nlen,
+                         const char *value, apr_size_t vlen);
+int h2_hchunk_fields_do(const h2_hchunk *c, h2_hfield_cb *cb, void *ctx);
+
+#endif

@@ -1,0 +1,32 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_UTIL_H
+#define H2_UTIL_H
+
+#include <apr_pools.h>
+#include <nghttp2/nghttp2.h>
+#include "h2_handoff.h"
+
+/* Name of an RFC 9113 error code, for logs. */
+const char *h2_util_error_str(uint32_t code);
+
+/* Turn a HEADERS/INTERIM/TRAILERS chunk into nghttp2 name/value pairs in
+ * pool p: names lowercased, connection-specific and invalid fields left
+ * out, ":status" first when with_status. */
+apr_status_t h2_util_chunk_to_nv(const h2_hchunk *c, apr_pool_t *p,
+                                 nghttp2_nv **pnv, size_t *pnvlen,
+                                 int with_status);
+
+#endif

@@ -1,0 +1,300 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <apr_strings.h>
+#include <httpd.h>
+#include <http_log.h>
+#include <mpm_common.h>
+
+#include "h2.h"
+#include "h2_stream.h"
+#include "h2_workers.h"
+
+APLOG_USE_MODULE(h2);
+
+struct h2_workers {
+    server_rec *s;
+    apr_pool_t *pool;
+    apr_thread_mutex_t *mutex;
+    apr_thread_cond_t *all_done;
+    h2_worker_process_fn *process;
+    int min_workers, max_workers;
+    apr_interval_time_t idle_timeout;
+    int running;
+    int nidle;
+    int shutdown;
+    h2_worker *idle;          /* LIFO: the most recently active run first */
+    h2_worker *all;
+    h2_stream *q_first, *q_last;
+    int nqueued;
+    apr_threadattr_t *attr;
+};
+
+static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data);
+
+/* Called with the workers lock held. */
+static apr_status_t spawn_worker(h2_workers *w)
+{
+    h2_worker *wk;
+    apr_status_t rv = APR_SUCCESS, trv;
+    int reused = 0;
+
+    /* A retired worker's slot is reused, so that threads coming and going
+     * over the child's life neither leak threads nor memory. */
+    for (wk = w->all; wk; wk = wk->next) {
+        if (wk->exited) {
+            apr_thread_join(&trv, wk->thread);
+            wk->exited = 0;
+            reused = 1;
+            break;
+        }
+    }
+    if (!wk) {
+        wk = apr_pcalloc(w->pool, sizeof(*wk));
+        wk->workers = w;
+        rv = apr_thread_cond_create(&wk->cond, w->pool);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = ap_thread_create(&wk->thread, w->attr, worker_run, wk, w->pool);
+    }
+    if (rv != APR_SUCCESS && reused) {
+        wk->exited = 1;
+    }
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, w->s, APLOGNO(21001)
+                     "h2_workers: could not start worker thread %d",
+                     w->running + 1);
+        return rv;
+    }
+    if (!reused) {
+        wk->next = w->all;
+        w->all = wk;
+    }
+    w->running++;
+    return APR_SUCCESS;
+}
+
+static h2_stream *queue_take(h2_workers *w)
+{
+    h2_stream *stream = w->q_first;
+    if (stream) {
+        w->q_first = stream->q_next;
+        if (w->q_first) {
+            w->q_first->q_prev = NULL;
+        }
+        else {
+            w->q_last = NULL;
+        }
+        stream->q_next = stream->q_prev = NULL;
+        stream->queued = 0;
+        w->nqueued--;
+    }
+    return stream;
+}
+
+static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
+{
+    h2_worker *wk = data;
+    h2_workers *w = wk->workers;
+    h2_stream *stream;
+
+    apr_thread_mutex_lock(w->mutex);
+    while (!w->shutdown) {
+        stream = queue_take(w);
+        if (stream) {
+            apr_thread_mutex_unlock(w->mutex);
+            w->process(wk, stream);
+            apr_thread_mutex_lock(w->mutex);
+            continue;
+        }
+        /* nothing queued: park on our own condition */
+        wk->next_idle = w->idle;
+        w->idle = wk;
+        w->nidle++;
+        if (w->running > w->min_workers) {
+            apr_status_t rv = apr_thread_cond_timedwait(wk->cond, w->mutex,
+                                                        w->idle_timeout);
+            if (APR_STATUS_IS_TIMEUP(rv) && w->idle == wk && !w->q_first
+                && w->running > w->min_workers) {
+                /* idled long enough above the minimum: retire */
+                w->idle = wk->next_idle;
+                w->nidle--;
+                break;
+            }
+        }
+        else {
+            apr_thread_cond_wait(wk->cond, w->mutex);
+        }
+        /* whoever woke us took us off the idle list, unless it was a
+         * timeout or spurious wakeup: then remove ourselves */
+        if (w->nidle > 0) {
+            h2_worker **pw = &w->idle;
+            while (*pw && *pw != wk) pw = &(*pw)->next_idle;
+            if (*pw) {
+                *pw = wk->next_idle;
+                w->nidle--;
+            }
+        }
+    }
+    w->running--;
+    wk->exited = 1;
+    if (w->running == 0) {
+        apr_thread_cond_broadcast(w->all_done);
+    }
+    apr_thread_mutex_unlock(w->mutex);
+    return NULL;
+}
+
+void h2_workers_push(h2_workers *w, h2_stream **streams, int n)
+{
+    int i, wake;
+
+    apr_thread_mutex_lock(w->mutex);
+    for (i = 0; i < n; ++i) {
+        h2_stream *stream = streams[i];
+        stream->queued = 1;
+        stream->q_next = NULL;
+        stream->q_prev = w->q_last;
+        if (w->q_last) {
+            w->q_last->q_next = stream;
+        }
+        else {
+            w->q_first = stream;
+        }
+        w->q_last = stream;
+        w->nqueued++;
+    }
+    /* wake one idle worker per stream; start new ones if none idle */
+    for (wake = 0; wake < n; ++wake) {
+        if (w->idle) {
+            h2_worker *wk = w->idle;
+            w->idle = wk->next_idle;
+            w->nidle--;
+            apr_thread_cond_signal(wk->cond);
+        }
+        else if (w->running < w->max_workers && !w->shutdown) {
+            if (spawn_worker(w) != APR_SUCCESS) {
+                break;
+            }
+        }
+        else {
+            break;
+        }
+    }
+    apr_thread_mutex_unlock(w->mutex);
+}
+
+int h2_workers_unqueue(h2_workers *w, h2_stream *stream)
+{
+    int removed = 0;
+
+    apr_thread_mutex_lock(w->mutex);
+    if (stream->queued) {
+        if (stream->q_prev) stream->q_prev->q_next = stream->q_next;
+        else w->q_first = stream->q_next;
+        if (stream->q_next) stream->q_next->q_prev = stream->q_prev;
+        else w->q_last = stream->q_prev;
+        stream->q_next = stream->q_prev = NULL;
+        stream->queued = 0;
+        w->nqueued--;
+        removed = 1;
+    }
+    apr_thread_mutex_unlock(w->mutex);
+    return removed;
+}
+
+void h2_workers_counts(h2_workers *w, int *running, int *idle, int *queued)
+{
+    apr_thread_mutex_lock(w->mutex);
+    *running = w->running;
+    *idle = w->nidle;
+    *queued = w->nqueued;
+    apr_thread_mutex_unlock(w->mutex);
+}
+
+static apr_status_t workers_cleanup(void *data)
+{
+    h2_workers *w = data;
+    h2_worker *wk;
+    apr_status_t trv;
+
+    apr_thread_mutex_lock(w->mutex);
+    w->shutdown = 1;
+    for (wk = w->all; wk; wk = wk->next) {
+        apr_thread_cond_signal(wk->cond);
+    }
+    while (w->running > 0) {
+        /* connections finished their streams before the child pool goes;
+         * anything still running is bounded by the stream timeouts */
+        if (apr_thread_cond_timedwait(w->all_done, w->mutex,
+                                      apr_time_from_sec(5)) != APR_SUCCESS) {
+            break;
+        }
+    }
+    apr_thread_mutex_unlock(w->mutex);
+    if (w->running == 0) {
+        for (wk = w->all; wk; wk = wk->next) {
+            if (wk->thread) {
+                apr_thread_join(&trv, wk->thread);
+            }
+        }
+    }
+    return APR_SUCCESS;
+}
+
+h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
+                              int min_workers, int max_workers,
+                              int idle_secs, h2_worker_process_fn *process)
+{
+    h2_workers *w;
+    apr_pool_t *pool;
+    apr_allocator_t *allocator;
+    apr_thread_mutex_t *amutex;
+    int i;
+
+    /* Own allocator with a mutex: threads create their pools from it. */
+    apr_allocator_create(&allocator);
+    apr_pool_create_ex(&pool, pchild, NULL, allocator);
+    apr_allocator_owner_set(allocator, pool);
+    apr_thread_mutex_create(&amutex, APR_THREAD_MUTEX_DEFAULT, pool);
+    apr_allocator_mutex_set(allocator, amutex);
+    apr_pool_tag(pool, "h2_workers");
+
+    w = apr_pcalloc(pool, sizeof(*w));
+    w->s = s;
+    w->pool = pool;
+    w->process = process;
+    w->min_workers = min_workers;
+    w->max_workers = max_workers;
+    w->idle_timeout = apr_time_from_sec(idle_secs);
+    apr_thread_mutex_create(&w->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
+    apr_thread_cond_create(&w->all_done, pool);
+    apr_threadattr_create(&w->attr, pool);
+    if (ap_thread_stacksize != 0) {
+        apr_threadattr_stacksize_set(w->attr, ap_thread_stacksize);
+    }
+
+    apr_thread_mutex_lock(w->mutex);
+    for (i = 0; i < min_workers; ++i) {
+        if (spawn_worker(w) != APR_SUCCESS) {
+            break;
+        }
+    }
+    apr_thread_mutex_unlock(w->mutex);
+    apr_pool_pre_cleanup_register(pool, w, workers_cleanup);
+    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, APLOGNO(21002)
+                 "h2_workers: started %d of min %d, max %d workers, idle %ds",
+                 w->running, min_workers, max_workers, idle_secs);
+    return w;
+}

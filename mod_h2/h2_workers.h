@@ -1,0 +1,58 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_WORKERS_H
+#define H2_WORKERS_H
+
+#include <apr_thread_proc.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_cond.h>
+#include <httpd.h>
+
+/* The pool of threads that process streams, one pool per child process.
+ * Streams wait in one FIFO; an idle worker sleeps on its own condition
+ * variable, so a push wakes exactly as many workers as it brings work,
+ * and a busy worker takes the next stream without sleeping at all. */
+
+struct h2_stream;
+typedef struct h2_workers h2_workers;
+
+typedef struct h2_worker {
+    h2_workers *workers;
+    apr_thread_t *thread;
+    apr_thread_cond_t *cond;   /* idle wait, and stream I/O waits */
+    struct h2_worker *next_idle;
+    struct h2_worker *next;    /* all workers */
+    int exited;
+} h2_worker;
+
+/* Processes one stream; set at module init by the c2 code. */
+typedef void h2_worker_process_fn(h2_worker *worker, struct h2_stream *stream);
+
+/* Create the child's worker pool and start min workers. */
+h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
+                              int min_workers, int max_workers,
+                              int idle_secs, h2_worker_process_fn *process);
+
+/* Queue n streams linked through their queue fields, in order. */
+void h2_workers_push(h2_workers *w, struct h2_stream **streams, int n);
+
+/* Take stream out of the queue if it is still waiting there.
+ * Returns 1 if it was removed, 0 if a worker has it or had it. */
+int h2_workers_unqueue(h2_workers *w, struct h2_stream *stream);
+
+/* Number of worker threads running and idle, for status reports. */
+void h2_workers_counts(h2_workers *w, int *running, int *idle, int *queued);
+
+#endif
