@@ -1,0 +1,190 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <apr_strings.h>
+#include <httpd.h>
+#include <http_core.h>
+#include <http_config.h>
+#include <http_connection.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <http_ssl.h>
+#include <util_filter.h>
+#include <ap_mpm.h>
+
+#include "h2.h"
+#include "h2_config.h"
+#include "h2_c1.h"
+#include "h2_protocol.h"
+#include "h2_session.h"
+
+APLOG_USE_MODULE(h2);
+extern module AP_MODULE_DECLARE_DATA h2_module;
+
+h2_c1_ctx *h2_c1_ctx_get(conn_rec *c, int create)
+{
+    h2_c1_ctx *ctx = ap_get_module_config(c->conn_config, &h2_module);
+    if (!ctx && create) {
+        ctx = apr_pcalloc(c->pool, sizeof(*ctx));
+        ap_set_module_config(c->conn_config, &h2_module, ctx);
+    }
+    return ctx;
+}
+
+/* H2Direct: on by default for cleartext, off for TLS (ALPN decides). */
+static int direct_allowed(conn_rec *c, int tls)
+{
+    apr_int64_t direct = h2_config_sget(c->base_server, H2_CONF_DIRECT);
+    if (direct == H2_CONF_UNSET) {
+        direct = !tls;
+    }
+    return direct && ap_is_allowed_protocol(c, NULL, NULL,
+                                            tls? H2_PROTO_TLS : H2_PROTO_CLEAR);
+}
+
+/* Look at the first bytes without consuming them. On TLS this also runs
+ * the handshake, during which ALPN may select h2. */
+static int starts_with_preface(conn_rec *c, apr_size_t want)
+{
+    apr_bucket_brigade *bb = apr_brigade_create(c->pool, c->bucket_alloc);
+    char buf[H2_PREFACE_LEN];
+    apr_size_t len = sizeof(buf);
+    apr_status_t rv;
+    int match = 0;
+
+    rv = ap_get_brigade(c->input_filters, bb, AP_MODE_SPECULATIVE,
+                        APR_BLOCK_READ, (apr_off_t)want);
+    if (rv == APR_SUCCESS && want >= H2_PREFACE_LEN
+        && apr_brigade_flatten(bb, buf, &len) == APR_SUCCESS) {
+        match = (len == H2_PREFACE_LEN && !memcmp(buf, H2_PREFACE, len));
+    }
+    apr_brigade_destroy(bb);
+    return match;
+}
+
+/* The idle connection waits in the MPM; where the MPM can, in its I/O
+ * queue, which (unlike keep-alive) it does not cut short when busy, so a
+ * client's next request on an idle connection is never lost. */
+static void wait_in_mpm(conn_rec *c)
+{
+    int can_waitio = 0;
+    c->keepalive = AP_CONN_KEEPALIVE;
+    ap_mpm_query(AP_MPMQ_CAN_WAITIO, &can_waitio);
+    if (can_waitio) {
+        c->cs->state = CONN_STATE_ASYNC_WAITIO;
+        c->cs->sense = CONN_SENSE_WANT_READ;
+    }
+    else {
+        c->cs->state = CONN_STATE_WRITE_COMPLETION;
+    }
+}
+
+static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
+{
+    apr_status_t rv;
+    int async = 0;
+
+    if (!ctx->session) {
+        int tls_ok = h2_protocol_tls_ok(c, c->base_server);
+        /* HTTP/2 has its own timeouts: the HTTP/1.1 header read timer of
+         * mod_reqtimeout would cut long sessions short */
+        ap_remove_input_filter_byhandle(c->input_filters, "reqtimeout");
+        if (h2_session_create(&ctx->session, c, r) != APR_SUCCESS) {
+            c->keepalive = AP_CONN_CLOSE;
+            return DONE;
+        }
+        if (tls_ok == 0) {
+            ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, c, APLOGNO(21050)
+                          "h2_c1(%ld): TLS protocol or cipher not allowed for "
+                          "HTTP/2 (H2ModernTLSOnly), GOAWAY", c->id);
+            h2_session_refuse(ctx->session, H2_ERR_INADEQUATE_SECURITY,
+                              "TLS protocol or cipher not acceptable for HTTP/2");
+            c->keepalive = AP_CONN_CLOSE;
+            if (c->cs) c->cs->state = CONN_STATE_LINGER;
+            return DONE;
+        }
+    }
+    if (c->cs && !r) {
+        ap_mpm_query(AP_MPMQ_IS_ASYNC, &async);
+        c->cs->state = CONN_STATE_PROCESSING;
+    }
+    rv = h2_session_process(ctx->session, async);
+    if (APR_STATUS_IS_EAGAIN(rv) && c->cs) {
+        wait_in_mpm(c);
+        return OK;
+    }
+    c->keepalive = AP_CONN_CLOSE;
+    if (c->cs) {
+        c->cs->state = CONN_STATE_LINGER;
+    }
+    return DONE;
+}
+
+int h2_c1_process_connection(conn_rec *c)
+{
+    h2_c1_ctx *ctx;
+    int tls;
+
+    if (c->master) {
+        return DECLINED;
+    }
+    ctx = h2_c1_ctx_get(c, 0);
+    if (ctx && ctx->session) {
+        return run_session(c, ctx, NULL);   /* resumed by the MPM */
+    }
+    if (ctx && ctx->checked) {
+        return DECLINED;                    /* HTTP/1.1 keep-alive */
+    }
+    tls = ap_ssl_conn_is_ssl(c);
+    if (!ap_is_allowed_protocol(c, NULL, NULL, tls? H2_PROTO_TLS : H2_PROTO_CLEAR)) {
+        return DECLINED;
+    }
+    ctx = h2_c1_ctx_get(c, 1);
+    ctx->checked = 1;
+    if (!starts_with_preface(c, (!tls || direct_allowed(c, tls))? H2_PREFACE_LEN : 1)) {
+        if (!ctx->protocol) {
+            return DECLINED;
+        }
+    }
+    else if (!ctx->protocol) {
+        if (!direct_allowed(c, tls)) {
+            return DECLINED;
+        }
+        ctx->protocol = tls? H2_PROTO_TLS : H2_PROTO_CLEAR;
+    }
+    ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, c, "h2_c1(%ld): speaking %s",
+                  c->id, ctx->protocol);
+    return run_session(c, ctx, NULL);
+}
+
+apr_status_t h2_c1_run_upgraded(conn_rec *c, request_rec *r)
+{
+    h2_c1_ctx *ctx = h2_c1_ctx_get(c, 1);
+    ctx->checked = 1;
+    run_session(c, ctx, r);
+    return APR_SUCCESS;
+}
+
+int h2_c1_pre_close(conn_rec *c)
+{
+    h2_c1_ctx *ctx;
+    if (c->master) {
+        return DECLINED;
+    }
+    ctx = h2_c1_ctx_get(c, 0);
+    if (ctx && ctx->session) {
+        h2_session_goodbye(ctx->session);
+    }
+    return DECLINED;
+}

@@ -1,0 +1,230 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <unistd.h>
+#include <errno.h>
+#include <apr_portable.h>
+#include <apr_strings.h>
+#include <httpd.h>
+#include <http_core.h>
+#include <http_log.h>
+#include <http_connection.h>
+#include <util_filter.h>
+
+#include "h2.h"
+#include "h2_config.h"
+#include "h2_c1_io.h"
+
+APLOG_USE_MODULE(h2);
+
+/* Cleartext buffers are large: the kernel splits them, and fewer, larger
+ * writes are what makes many small responses cheap. */
+#define H2_IO_CLEAR_BUF     (64 * 1024)
+#define H2_IO_MEM_FLUSH     (256 * 1024)
+#define H2_IO_FILE_FLUSH    (16 * 1024 * 1024)
+#define H2_IO_READ_SIZE     (64 * 1024)
+
+void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls)
+{
+    memset(io, 0, sizeof(*io));
+    io->c = c;
+    io->is_tls = is_tls;
+    io->bb_in = apr_brigade_create(c->pool, c->bucket_alloc);
+    io->bb_out = apr_brigade_create(c->pool, c->bucket_alloc);
+    io->sock = ap_get_conn_socket(c);
+    if (is_tls) {
+        h2_tls_sizing_init(&io->tls, h2_config_sget(s, H2_CONF_TLS_WARMUP_SIZE),
+                   apr_time_from_sec(h2_config_sget(s, H2_CONF_TLS_COOLDOWN_SECS)));
+        /* We size our buckets to be exactly the TLS records we want;
+         * mod_ssl's coalescing would merge small ones into larger records
+         * and defeat the warm-up. */
+        ap_remove_output_filter_byhandle(c->output_filters,
+                                         "SSL/TLS Coalescing Filter");
+    }
+}
+
+static void emit_buf(h2_c1_io *io)
+{
+    if (!io->buf) {
+        return;
+    }
+    if (io->buf_len > 0) {
+        apr_bucket *b = apr_bucket_heap_create(io->buf, io->buf_len,
+                                               apr_bucket_free,
+                                               io->c->bucket_alloc);
+        APR_BRIGADE_INSERT_TAIL(io->bb_out, b);
+        if (io->is_tls) {
+            h2_tls_sizing_written(&io->tls, io->buf_len, apr_time_now());
+        }
+    }
+    else {
+        apr_bucket_free(io->buf);
+    }
+    io->buf = NULL;
+    io->buf_len = io->buf_cap = 0;
+}
+
+static void new_buf(h2_c1_io *io)
+{
+    io->buf_cap = io->is_tls? h2_tls_sizing_next(&io->tls, apr_time_now())
+                            : H2_IO_CLEAR_BUF;
+    io->buf = apr_bucket_alloc(io->buf_cap, io->c->bucket_alloc);
+    io->buf_len = 0;
+}
+
+apr_status_t h2_c1_io_append(h2_c1_io *io, const char *data, apr_size_t len)
+{
+    while (len > 0) {
+        apr_size_t n;
+        if (!io->buf) {
+            new_buf(io);
+        }
+        n = io->buf_cap - io->buf_len;
+        if (n > len) {
+            n = len;
+        }
+        memcpy(io->buf + io->buf_len, data, n);
+        io->buf_len += n;
+        io->pending += n;
+        data += n;
+        len -= n;
+        if (io->buf_len == io->buf_cap) {
+            emit_buf(io);
+        }
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
+                                  apr_size_t len, int can_mmap, apr_pool_t *p)
+{
+    if (!io->is_tls) {
+        apr_bucket *b;
+        emit_buf(io);
+        if (!io->corked && io->sock) {
+            /* frame headers and file data go out in separate syscalls;
+             * corking lets the kernel pack them into full segments */
+            if (apr_socket_opt_set(io->sock, APR_TCP_NOPUSH, 1) == APR_SUCCESS) {
+                io->corked = 1;
+            }
+        }
+        b = apr_bucket_file_create(f, off, len, p, io->c->bucket_alloc);
+        apr_bucket_file_enable_mmap(b, can_mmap);
+        APR_BRIGADE_INSERT_TAIL(io->bb_out, b);
+        io->pending += len / 64;  /* files cost no memory, just time */
+        return APR_SUCCESS;
+    }
+    else {
+        /* TLS encrypts from memory anyway: read straight into the record
+         * buffers, one copy, no mmap. */
+        apr_os_file_t fd;
+        apr_os_file_get(&fd, f);
+        while (len > 0) {
+            apr_size_t n;
+            ssize_t r;
+            if (!io->buf) {
+                new_buf(io);
+            }
+            n = io->buf_cap - io->buf_len;
+            if (n > len) {
+                n = len;
+            }
+            do {
+                r = pread(fd, io->buf + io->buf_len, n, off);
+            } while (r < 0 && errno == EINTR);
+            if (r <= 0) {
+                return r < 0? APR_FROM_OS_ERROR(errno) : APR_EOF;
+            }
+            io->buf_len += (apr_size_t)r;
+            io->pending += (apr_size_t)r;
+            off += r;
+            len -= (apr_size_t)r;
+            if (io->buf_len == io->buf_cap) {
+                emit_buf(io);
+            }
+        }
+        return APR_SUCCESS;
+    }
+}
+
+int h2_c1_io_needs_flush(h2_c1_io *io)
+{
+    return io->pending >= H2_IO_MEM_FLUSH;
+}
+
+apr_status_t h2_c1_io_flush(h2_c1_io *io)
+{
+    apr_status_t rv = APR_SUCCESS;
+
+    emit_buf(io);
+    if (!APR_BRIGADE_EMPTY(io->bb_out)) {
+        apr_off_t len = 0;
+        apr_brigade_length(io->bb_out, 0, &len);
+        APR_BRIGADE_INSERT_TAIL(io->bb_out,
+                                apr_bucket_flush_create(io->c->bucket_alloc));
+        rv = ap_pass_brigade(io->c->output_filters, io->bb_out);
+        apr_brigade_cleanup(io->bb_out);
+        if (rv == APR_SUCCESS && len > 0) {
+            io->bytes_written += len;
+        }
+    }
+    io->pending = 0;
+    if (io->corked) {
+        apr_socket_opt_set(io->sock, APR_TCP_NOPUSH, 0);
+        io->corked = 0;
+    }
+    if (rv != APR_SUCCESS) {
+        io->c->aborted = 1;
+    }
+    return rv;
+}
+
+apr_status_t h2_c1_io_read(h2_c1_io *io, apr_read_type_e block,
+                           h2_c1_io_feed *feed, void *ctx)
+{
+    apr_status_t rv;
+    apr_bucket *b;
+    int got = 0;
+
+    rv = ap_get_brigade(io->c->input_filters, io->bb_in, AP_MODE_READBYTES,
+                        block, H2_IO_READ_SIZE);
+    if (rv != APR_SUCCESS) {
+        apr_brigade_cleanup(io->bb_in);
+        return rv;
+    }
+    while (rv == APR_SUCCESS && !APR_BRIGADE_EMPTY(io->bb_in)) {
+        const char *data;
+        apr_size_t len;
+
+        b = APR_BRIGADE_FIRST(io->bb_in);
+        if (APR_BUCKET_IS_EOS(b)) {
+            rv = APR_EOF;
+        }
+        else if (!APR_BUCKET_IS_METADATA(b)) {
+            rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
+            if (rv == APR_SUCCESS && len > 0) {
+                got = 1;
+                io->bytes_read += len;
+                rv = feed(ctx, data, len);
+            }
+        }
+        apr_bucket_delete(b);
+    }
+    apr_brigade_cleanup(io->bb_in);
+    if (rv == APR_SUCCESS && !got) {
+        /* the core answers a non-blocking read without data this way */
+        rv = APR_EAGAIN;
+    }
+    return rv;
+}

@@ -1,0 +1,69 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_C1_IO_H
+#define H2_C1_IO_H
+
+#include <apr_buckets.h>
+#include <httpd.h>
+#include "h2_tls_sizing.h"
+
+/* Reading and writing the client connection. Output is gathered: frame
+ * bytes are copied into buffers that go down as single buckets sized for
+ * TLS records (or large on cleartext), file data on cleartext goes as file
+ * buckets so the core can sendfile it, and everything is written with one
+ * flush per round instead of one write per frame. */
+
+typedef struct h2_c1_io {
+    conn_rec *c;
+    int is_tls;
+    apr_bucket_brigade *bb_in;
+    apr_bucket_brigade *bb_out;
+    char *buf;                 /* current buffer, becomes a heap bucket */
+    apr_size_t buf_len;
+    apr_size_t buf_cap;
+    apr_size_t pending;        /* bytes in bb_out and buf */
+    apr_size_t flush_threshold;
+    h2_tls_sizing tls;
+    apr_socket_t *sock;
+    int corked;
+    apr_off_t bytes_read;
+    apr_off_t bytes_written;
+} h2_c1_io;
+
+/* Set up I/O for c1 with the TLS sizing parameters of server s. */
+void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls);
+
+/* Copy len bytes to the output. */
+apr_status_t h2_c1_io_append(h2_c1_io *io, const char *data, apr_size_t len);
+
+/* Queue len bytes of file f at off. On cleartext this is a file bucket,
+ * which must stay valid until the next h2_c1_io_flush() returned. */
+apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
+                                  apr_size_t len, int can_mmap, apr_pool_t *p);
+
+/* Write out everything queued; blocks until the data is with the kernel. */
+apr_status_t h2_c1_io_flush(h2_c1_io *io);
+
+/* 1 when enough is queued that it should be written before queueing more. */
+int h2_c1_io_needs_flush(h2_c1_io *io);
+
+/* Called for each chunk of input read. Returns APR_SUCCESS to go on. */
+typedef apr_status_t h2_c1_io_feed(void *ctx, const char *data, apr_size_t len);
+
+/* Read what is available (or wait for input when block) and feed it. */
+apr_status_t h2_c1_io_read(h2_c1_io *io, apr_read_type_e block,
+                           h2_c1_io_feed *feed, void *ctx);
+
+#endif

@@ -1,0 +1,131 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <apr_strings.h>
+#include <httpd.h>
+#include <http_core.h>
+#include <http_config.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <http_ssl.h>
+
+#include "h2.h"
+#include "h2_config.h"
+#include "h2_c1.h"
+#include "h2_protocol.h"
+#include "h2_tls_policy.h"
+
+APLOG_USE_MODULE(h2);
+
+static int offered(const apr_array_header_t *offers, const char *proto)
+{
+    int i;
+    for (i = 0; offers && i < offers->nelts; ++i) {
+        if (!strcmp(APR_ARRAY_IDX(offers, i, const char *), proto)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int h2_protocol_tls_ok(conn_rec *c, server_rec *s)
+{
+    const char *proto, *cipher;
+
+    if (!ap_ssl_conn_is_ssl(c) || !h2_config_sget(s, H2_CONF_MODERN_TLS_ONLY)) {
+        return 1;
+    }
+    proto = ap_ssl_var_lookup(c->pool, s, c, NULL, "SSL_PROTOCOL");
+    cipher = ap_ssl_var_lookup(c->pool, s, c, NULL, "SSL_CIPHER");
+    if (!proto || !*proto || !cipher || !*cipher) {
+        /* not negotiated yet: checked again when the session starts */
+        return -1;
+    }
+    return h2_tls_policy_acceptable(proto, cipher);
+}
+
+static int h2_protocol_propose(conn_rec *c, request_rec *r, server_rec *s,
+                               const apr_array_header_t *offers,
+                               apr_array_header_t *proposals)
+{
+    int tls;
+
+    if (c->master) {
+        return DECLINED;   /* secondary connections stay what they are */
+    }
+    tls = ap_ssl_conn_is_ssl(c);
+    if (r) {
+        apr_int64_t upgrade = h2_config_rget(r, H2_CONF_UPGRADE);
+        /* Upgrade: h2c is cleartext only (RFC 7540 3.2) and needs the
+         * client's settings */
+        if (tls || !offered(offers, H2_PROTO_CLEAR)
+            || upgrade == 0 || !apr_table_get(r->headers_in, "HTTP2-Settings")) {
+            return DECLINED;
+        }
+        APR_ARRAY_PUSH(proposals, const char *) = H2_PROTO_CLEAR;
+        return OK;
+    }
+    if (tls && offered(offers, H2_PROTO_TLS)) {
+        int ok = h2_protocol_tls_ok(c, s);
+        if (ok == 0) {
+            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, c, APLOGNO(21040)
+                          "h2: not proposing h2, TLS is not modern enough "
+                          "(H2ModernTLSOnly)");
+            return DECLINED;
+        }
+        APR_ARRAY_PUSH(proposals, const char *) = H2_PROTO_TLS;
+        return OK;
+    }
+    return DECLINED;
+}
+
+static int h2_protocol_switch(conn_rec *c, request_rec *r, server_rec *s,
+                              const char *protocol)
+{
+    h2_c1_ctx *ctx;
+
+    if (c->master || (strcmp(protocol, H2_PROTO_TLS)
+                      && strcmp(protocol, H2_PROTO_CLEAR))) {
+        return DECLINED;
+    }
+    ctx = h2_c1_ctx_get(c, 1);
+    if (ctx->protocol) {
+        return DECLINED;
+    }
+    ctx->protocol = (!strcmp(protocol, H2_PROTO_TLS))? H2_PROTO_TLS : H2_PROTO_CLEAR;
+    if (!r) {
+        /* ALPN during the handshake: the connection processing that
+         * triggered it finds the protocol and runs the session */
+        return OK;
+    }
+    h2_c1_run_upgraded(c, r);
+    return OK;
+}
+
+static const char *h2_protocol_get(const conn_rec *c)
+{
+    h2_c1_ctx *ctx;
+    if (c->master) {
+        c = c->master;
+    }
+    ctx = h2_c1_ctx_get((conn_rec *)c, 0);
+    return ctx? ctx->protocol : NULL;
+}
+
+void h2_protocol_register_hooks(void)
+{
+    ap_hook_protocol_propose(h2_protocol_propose, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_protocol_switch(h2_protocol_switch, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_protocol_get(h2_protocol_get, NULL, NULL, APR_HOOK_MIDDLE);
+}

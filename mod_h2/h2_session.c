@@ -1,0 +1,1464 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <apr_strings.h>
+#include <apr_base64.h>
+#include <apr_portable.h>
+#include <httpd.h>
+#include <http_core.h>
+#include <http_config.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <ap_mpm.h>
+#include <http_ssl.h>
+
+#include "h2.h"
+#include "h2_config.h"
+#include "h2_c1_io.h"
+#include "h2_c2.h"
+#include "h2_handoff.h"
+#include "h2_session.h"
+#include "h2_stream.h"
+#include "h2_util.h"
+#include "h2_workers.h"
+
+APLOG_USE_MODULE(h2);
+
+/* Bodies of HTTP/1.1 requests that upgrade to h2c are read before the
+ * HTTP/2 preface (the wire puts them first), so they are held in memory;
+ * larger ones get 413 on stream 1. */
+#define H2_UPGRADE_BODY_MAX (1024 * 1024)
+
+/* Flood budgets: frames that cost us work but carry nothing, counted per
+ * second. A client over budget gets GOAWAY ENHANCE_YOUR_CALM. */
+#define H2_ABUSE_EMPTY_FRAMES_PER_SEC  200
+#define H2_ABUSE_PRIORITY_PER_SEC      1000
+
+/* How often a connection thread that waits on workers looks at the MPM,
+ * so that a graceful stop is noticed. */
+#define H2_WAIT_SLICE apr_time_from_msec(500)
+
+const char *h2_session_state_str(h2_session_state state)
+{
+    switch (state) {
+    case H2_SESS_INIT: return "INIT";
+    case H2_SESS_BUSY: return "BUSY";
+    case H2_SESS_WAIT: return "WAIT";
+    case H2_SESS_IDLE: return "IDLE";
+    case H2_SESS_DRAIN: return "DRAIN";
+    case H2_SESS_DONE: return "DONE";
+    }
+    return "?";
+}
+
+static const char *ev_str(h2_session_event ev)
+{
+    switch (ev) {
+    case H2_SEV_START: return "START";
+    case H2_SEV_IO: return "IO";
+    case H2_SEV_NO_IO: return "NO_IO";
+    case H2_SEV_NO_STREAMS: return "NO_STREAMS";
+    case H2_SEV_SHUTDOWN: return "SHUTDOWN";
+    case H2_SEV_CLIENT_GOAWAY: return "CLIENT_GOAWAY";
+    case H2_SEV_EOF: return "EOF";
+    case H2_SEV_ERROR: return "ERROR";
+    case H2_SEV_TIMEOUT: return "TIMEOUT";
+    }
+    return "?";
+}
+
+/* The one place session states change. */
+static void transit(h2_session *s, h2_session_event ev)
+{
+    h2_session_state old = s->state, n = old;
+
+    if (old == H2_SESS_DONE) {
+        return;
+    }
+    switch (ev) {
+    case H2_SEV_START:
+        n = H2_SESS_BUSY;
+        break;
+    case H2_SEV_IO:
+        if (old != H2_SESS_DRAIN) n = H2_SESS_BUSY;
+        break;
+    case H2_SEV_NO_IO:
+        if (old == H2_SESS_DRAIN) {
+            if (s->open_streams == 0 && s->n_processing == 0) n = H2_SESS_DONE;
+        }
+        else {
+            n = (s->open_streams > 0 || s->n_processing > 0)? H2_SESS_WAIT : H2_SESS_IDLE;
+        }
+        break;
+    case H2_SEV_NO_STREAMS:
+        if (old == H2_SESS_DRAIN) n = H2_SESS_DONE;
+        break;
+    case H2_SEV_SHUTDOWN:
+    case H2_SEV_CLIENT_GOAWAY:
+        n = H2_SESS_DRAIN;
+        break;
+    case H2_SEV_EOF:
+    case H2_SEV_ERROR:
+    case H2_SEV_TIMEOUT:
+        n = H2_SESS_DONE;
+        break;
+    }
+    if (n != old) {
+        s->state = n;
+        ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
+                      "h2_session(%ld): %s -[%s]-> %s (%d open, %d in workers)",
+                      s->c1->id, h2_session_state_str(old), ev_str(ev),
+                      h2_session_state_str(n), s->open_streams, s->n_processing);
+    }
+}
+
+static void link_stream(h2_session *s, h2_stream *stream)
+{
+    stream->next_all = s->streams;
+    if (s->streams) s->streams->prev_all = stream;
+    s->streams = stream;
+}
+
+static void unlink_stream(h2_session *s, h2_stream *stream)
+{
+    if (stream->prev_all) stream->prev_all->next_all = stream->next_all;
+    else s->streams = stream->next_all;
+    if (stream->next_all) stream->next_all->prev_all = stream->prev_all;
+    stream->prev_all = stream->next_all = NULL;
+}
+
+static h2_stream *get_stream(h2_session *s, int32_t id)
+{
+    return nghttp2_session_get_stream_user_data(s->ngh, id);
+}
+
+/* Count a client-caused stream error; too many close the connection. */
+static void stream_error(h2_session *s, int32_t id, uint32_t code, const char *why)
+{
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21010)
+                  "h2_session(%ld-%d): resetting stream, %s: %s",
+                  s->c1->id, id, h2_util_error_str(code), why);
+    nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, id, code);
+    if (s->max_stream_errors && ++s->stream_errors > s->max_stream_errors
+        && !s->goaway_sent) {
+        ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21011)
+                      "h2_session(%ld): client caused %d stream errors, "
+                      "closing the connection", s->c1->id, s->stream_errors);
+        nghttp2_submit_goaway(s->ngh, NGHTTP2_FLAG_NONE,
+                              nghttp2_session_get_last_proc_stream_id(s->ngh),
+                              H2_ERR_ENHANCE_YOUR_CALM,
+                              (const uint8_t *)"too many stream errors",
+                              sizeof("too many stream errors") - 1);
+        s->goaway_sent = 1;
+        transit(s, H2_SEV_SHUTDOWN);
+    }
+}
+
+/* Frames that cost work and carry nothing are budgeted per second. */
+static int abuse_check(h2_session *s, unsigned int *counter, unsigned int limit,
+                       const char *what)
+{
+    apr_time_t now = apr_time_now();
+    if (now - s->abuse_window_start > apr_time_from_sec(1)) {
+        s->abuse_window_start = now;
+        s->abuse_empty_frames = 0;
+        s->abuse_priority = 0;
+    }
+    if (++(*counter) > limit && !s->goaway_sent) {
+        char *msg = apr_psprintf(s->pool, "flood of %s", what);
+        ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21012)
+                      "h2_session(%ld): %s, closing the connection",
+                      s->c1->id, msg);
+        nghttp2_submit_goaway(s->ngh, NGHTTP2_FLAG_NONE,
+                              nghttp2_session_get_last_proc_stream_id(s->ngh),
+                              H2_ERR_ENHANCE_YOUR_CALM,
+                              (const uint8_t *)msg, strlen(msg));
+        s->goaway_sent = 1;
+        transit(s, H2_SEV_SHUTDOWN);
+        return 0;
+    }
+    return 1;
+}
+
+/* --- nghttp2 callbacks, all in the connection thread --- */
+
+static ssize_t on_send(nghttp2_session *ngh, const uint8_t *data, size_t len,
+                       int flags, void *ud)
+{
+    h2_session *s = ud;
+    h2_c1_io_append(&s->io, (const char *)data, len);
+    if (h2_c1_io_needs_flush(&s->io) && h2_c1_io_flush(&s->io) != APR_SUCCESS) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return (ssize_t)len;
+}
+
+static int on_begin_headers(nghttp2_session *ngh, const nghttp2_frame *frame,
+                            void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream;
+
+    if (frame->hd.type != NGHTTP2_HEADERS) {
+        return 0;
+    }
+    if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+        if (s->open_streams >= s->max_streams) {
+            /* RFC 9113 5.1.2: only this stream fails, with REFUSED_STREAM,
+             * so the client may retry it; the others go on. */
+            nghttp2_submit_rst_stream(ngh, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                                      H2_ERR_REFUSED_STREAM);
+            return 0;
+        }
+        stream = h2_stream_create(s, frame->hd.stream_id, s->pool);
+        link_stream(s, stream);
+        s->open_streams++;
+        s->streams_total++;
+        nghttp2_session_set_stream_user_data(ngh, frame->hd.stream_id, stream);
+    }
+    else if ((stream = get_stream(s, frame->hd.stream_id)) != NULL
+             && !stream->trailers_in) {
+        stream->trailers_in = apr_table_make(stream->pool, 5);
+        h2_req_head_init_trailer(&stream->trailer_head, stream->pool,
+                                 &s->hdr_limits, stream->trailers_in);
+    }
+    return 0;
+}
+
+static int on_header(nghttp2_session *ngh, const nghttp2_frame *frame,
+                     const uint8_t *name, size_t nlen,
+                     const uint8_t *value, size_t vlen,
+                     uint8_t flags, void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream = get_stream(s, frame->hd.stream_id);
+    h2_req_head *h;
+
+    if (!stream) {
+        return 0;
+    }
+    h = (frame->headers.cat == NGHTTP2_HCAT_REQUEST)? &stream->req
+                                                     : &stream->trailer_head;
+    /* errors are kept in h and answered when the block ends */
+    h2_req_head_add(h, (const char *)name, nlen, (const char *)value, vlen);
+    return 0;
+}
+
+static void answer_directly(h2_session *s, h2_stream *stream, int status)
+{
+    nghttp2_nv nv[2];
+    char sbuf[8];
+    apr_snprintf(sbuf, sizeof(sbuf), "%d", status);
+    nv[0] = (nghttp2_nv){ (uint8_t *)":status", (uint8_t *)sbuf, 7, strlen(sbuf),
+                          NGHTTP2_NV_FLAG_NONE };
+    nv[1] = (nghttp2_nv){ (uint8_t *)"content-length", (uint8_t *)"0", 14, 1,
+                          NGHTTP2_NV_FLAG_NONE };
+    stream->answer_status = status;
+    stream->response_submitted = 1;
+    nghttp2_submit_response(s->ngh, stream->id, nv, 2, NULL);
+}
+
+static void schedule_later(h2_session *s, h2_stream *stream)
+{
+    stream->next_new = NULL;
+    if (s->new_last) s->new_last->next_new = stream;
+    else s->new_first = stream;
+    s->new_last = stream;
+}
+
+static void input_eos(h2_session *s, h2_stream *stream)
+{
+    apr_thread_mutex_lock(s->mutex);
+    stream->in_eos = 1;
+    if (stream->worker_waits) {
+        apr_thread_cond_signal(stream->worker->cond);
+    }
+    apr_thread_mutex_unlock(s->mutex);
+    h2_stream_transit(stream, H2_SSEV_EOS_IN);
+}
+
+static void on_request_headers(h2_session *s, h2_stream *stream,
+                               const nghttp2_frame *frame)
+{
+    h2_hdr_result res = h2_req_head_end(&stream->req);
+    int status;
+
+    h2_stream_transit(stream, H2_SSEV_HEADERS_IN);
+    if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
+        stream->in_eos = 1;
+        h2_stream_transit(stream, H2_SSEV_EOS_IN);
+    }
+    else {
+        stream->has_body_in = 1;
+    }
+    if (res != H2_HDR_OK) {
+        if (h2_hdr_result_as_status(res, &status)) {
+            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21013)
+                          "h2_session(%ld-%d): request refused with %d: %s",
+                          s->c1->id, stream->id, status, h2_hdr_result_str(res));
+            answer_directly(s, stream, status);
+        }
+        else {
+            stream_error(s, stream->id, H2_ERR_PROTOCOL_ERROR,
+                         h2_hdr_result_str(res));
+        }
+        return;
+    }
+    if (s->goaway_sent && stream->id > s->last_stream_started) {
+        return;
+    }
+    s->last_stream_started = stream->id;
+    schedule_later(s, stream);
+}
+
+static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
+                         void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream;
+
+    switch (frame->hd.type) {
+    case NGHTTP2_HEADERS:
+        if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+            && !abuse_check(s, &s->abuse_empty_frames,
+                            H2_ABUSE_EMPTY_FRAMES_PER_SEC, "empty frames")) {
+            break;
+        }
+        stream = get_stream(s, frame->hd.stream_id);
+        if (!stream) {
+            break;
+        }
+        if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+            on_request_headers(s, stream, frame);
+        }
+        else if (stream->trailers_in) {
+            h2_hdr_result res = h2_req_head_end(&stream->trailer_head);
+            if (res != H2_HDR_OK) {
+                stream_error(s, stream->id, H2_ERR_PROTOCOL_ERROR,
+                             h2_hdr_result_str(res));
+            }
+            else if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
+                input_eos(s, stream);
+            }
+        }
+        break;
+    case NGHTTP2_DATA:
+        if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+            abuse_check(s, &s->abuse_empty_frames, H2_ABUSE_EMPTY_FRAMES_PER_SEC,
+                        "empty frames");
+        }
+        if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+            && (stream = get_stream(s, frame->hd.stream_id)) != NULL) {
+            input_eos(s, stream);
+        }
+        break;
+    case NGHTTP2_PRIORITY:
+        abuse_check(s, &s->abuse_priority, H2_ABUSE_PRIORITY_PER_SEC,
+                    "PRIORITY frames");
+        break;
+    case NGHTTP2_GOAWAY:
+        s->goaway_recv = 1;
+        transit(s, H2_SEV_CLIENT_GOAWAY);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
+                              int32_t stream_id, const uint8_t *data,
+                              size_t len, void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream = get_stream(s, stream_id);
+    int drop = 1;
+
+    if (stream) {
+        apr_thread_mutex_lock(s->mutex);
+        if (stream->processing && !stream->out_done && !stream->aborted) {
+            h2_hqueue_write(&stream->in, &s->hpool, (const char *)data, len);
+            stream->in_total += len;
+            if (stream->worker_waits) {
+                apr_thread_cond_signal(stream->worker->cond);
+            }
+            drop = 0;
+        }
+        apr_thread_mutex_unlock(s->mutex);
+    }
+    if (drop) {
+        /* nobody will read it: keep the windows open regardless */
+        nghttp2_session_consume(ngh, stream_id, len);
+    }
+    return 0;
+}
+
+static void purge_later(h2_session *s, h2_stream *stream);
+
+static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
+                           uint32_t error_code, void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream = get_stream(s, stream_id);
+    int in_workers;
+
+    if (!stream) {
+        return 0;
+    }
+    nghttp2_session_set_stream_user_data(ngh, stream_id, NULL);
+    stream->closed = 1;
+    s->open_streams--;
+    if (error_code) {
+        stream->rst_error = (int)error_code;
+        h2_stream_transit(stream, H2_SSEV_RESET);
+    }
+    else {
+        h2_stream_transit(stream, H2_SSEV_CLOSED);
+    }
+    apr_thread_mutex_lock(s->mutex);
+    in_workers = stream->processing;
+    apr_thread_mutex_unlock(s->mutex);
+    if (in_workers && h2_c2_unschedule(stream)) {
+        /* no worker started it yet: it never will */
+        apr_thread_mutex_lock(s->mutex);
+        stream->processing = 0;
+        s->n_processing--;
+        apr_thread_mutex_unlock(s->mutex);
+        in_workers = 0;
+    }
+    apr_thread_mutex_lock(s->mutex);
+    in_workers = stream->processing;
+    if (in_workers) {
+        /* the response is no longer wanted: stop the handler early */
+        stream->aborted = 1;
+        if (stream->worker_waits) {
+            apr_thread_cond_signal(stream->worker->cond);
+        }
+    }
+    apr_thread_mutex_unlock(s->mutex);
+    if (!in_workers) {
+        purge_later(s, stream);
+    }
+    if (s->open_streams == 0) {
+        transit(s, H2_SEV_NO_STREAMS);
+    }
+    return 0;
+}
+
+static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
+                         void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream;
+
+    switch (frame->hd.type) {
+    case NGHTTP2_GOAWAY:
+        s->goaway_sent = 1;
+        break;
+    case NGHTTP2_HEADERS:
+    case NGHTTP2_DATA:
+        if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+            && (stream = get_stream(s, frame->hd.stream_id)) != NULL) {
+            h2_stream_transit(stream, H2_SSEV_EOS_OUT);
+            if (stream->state == H2_SS_CLOSED_LOCAL) {
+                /* response complete while the request body still comes:
+                 * RFC 9113 8.1 lets us tell the client to stop sending */
+                nghttp2_submit_rst_stream(ngh, NGHTTP2_FLAG_NONE, stream->id,
+                                          H2_ERR_NO_ERROR);
+            }
+        }
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_invalid_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
+                                 int lib_error, void *ud)
+{
+    h2_session *s = ud;
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21014)
+                  "h2_session(%ld-%d): invalid frame type %d: %s",
+                  s->c1->id, frame->hd.stream_id, frame->hd.type,
+                  nghttp2_strerror(lib_error));
+    /* resets the client provokes count like the ones it sends */
+    if (frame->hd.stream_id && s->max_stream_errors
+        && ++s->stream_errors > s->max_stream_errors && !s->goaway_sent) {
+        nghttp2_submit_goaway(ngh, NGHTTP2_FLAG_NONE,
+                              nghttp2_session_get_last_proc_stream_id(ngh),
+                              H2_ERR_ENHANCE_YOUR_CALM,
+                              (const uint8_t *)"too many stream errors",
+                              sizeof("too many stream errors") - 1);
+        s->goaway_sent = 1;
+        transit(s, H2_SEV_SHUTDOWN);
+    }
+    return 0;
+}
+
+static int on_error(nghttp2_session *ngh, int lib_error, const char *msg,
+                    size_t len, void *ud)
+{
+    h2_session *s = ud;
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21015)
+                  "h2_session(%ld): nghttp2: %.*s", s->c1->id, (int)len, msg);
+    return 0;
+}
+
+static ssize_t select_padding(nghttp2_session *ngh, const nghttp2_frame *frame,
+                              size_t max_payloadlen, void *ud)
+{
+    h2_session *s = ud;
+    size_t pad = 0, len = frame->hd.length;
+    if (s->padding_bits > 0) {
+        unsigned char r;
+        ap_random_insecure_bytes(&r, 1);
+        pad = r & ((1u << s->padding_bits) - 1);
+    }
+    return (ssize_t)((len + pad > max_payloadlen)? max_payloadlen : len + pad);
+}
+
+static ssize_t read_length(nghttp2_session *ngh, uint8_t frame_type,
+                           int32_t stream_id, int32_t session_window,
+                           int32_t stream_window, uint32_t remote_max_frame,
+                           void *ud)
+{
+    h2_session *s = ud;
+    ssize_t len = remote_max_frame;
+    if (len > session_window) len = session_window;
+    if (len > stream_window) len = stream_window;
+    if (s->max_data_frame_len > 0 && len > s->max_data_frame_len) {
+        len = s->max_data_frame_len;
+    }
+    return len;
+}
+
+/* --- response data --- */
+
+static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
+                         size_t length, uint32_t *data_flags,
+                         nghttp2_data_source *source, void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream = source->ptr;
+    h2_hchunk *c;
+    size_t n = 0;
+
+    for (c = stream->c1_out.first; c && n < length; c = c->next) {
+        if (c->type == H2_HC_DATA) {
+            n += c->end - c->start;
+        }
+        else if (c->type == H2_HC_FILE) {
+            /* a file range travels alone in its frame: one file bucket */
+            if (n == 0) {
+                n = c->flen;
+                c = c->next;
+            }
+            break;
+        }
+        else {
+            break;
+        }
+    }
+    if (n >= length) {
+        *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+        return (ssize_t)length;
+    }
+    /* n covers all data queued before c */
+    if (c && c->type == H2_HC_EOS) {
+        *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    }
+    else if (c && c->type == H2_HC_TRAILERS) {
+        nghttp2_nv *nv;
+        size_t nvlen;
+        if (h2_util_chunk_to_nv(c, stream->pool, &nv, &nvlen, 0) == APR_SUCCESS
+            && nvlen > 0) {
+            *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+            nghttp2_submit_trailer(ngh, stream_id, nv, nvlen);
+        }
+        else {
+            *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+        }
+        c->type = H2_HC_EOS;  /* consumed like an EOS once the data is out */
+    }
+    else if (n == 0) {
+        stream->data_deferred = 1;
+        return NGHTTP2_ERR_DEFERRED;
+    }
+    if (n > 0) {
+        *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    }
+    else {
+        /* nothing but the end: pop it now, no send_data call follows */
+        h2_hchunk *eos = h2_hqueue_pop(&stream->c1_out);
+        h2_hqueue_append(&s->sent_chunks, eos);
+    }
+    return (ssize_t)n;
+}
+
+static int send_data(nghttp2_session *ngh, nghttp2_frame *frame,
+                     const uint8_t *framehd, size_t length,
+                     nghttp2_data_source *source, void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream = source->ptr;
+    h2_hqueue *q = &stream->c1_out;
+    size_t padlen = frame->data.padlen, remain = length;
+    apr_status_t rv = APR_SUCCESS;
+
+    h2_c1_io_append(&s->io, (const char *)framehd, H2_FRAME_HDR_LEN);
+    if (padlen > 0) {
+        unsigned char pl = (unsigned char)(padlen - 1);
+        h2_c1_io_append(&s->io, (const char *)&pl, 1);
+    }
+    while (remain > 0 && rv == APR_SUCCESS) {
+        h2_hchunk *c = q->first;
+        size_t k;
+        if (!c) {
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+        if (c->type == H2_HC_DATA) {
+            k = c->end - c->start;
+            if (k > remain) k = remain;
+            rv = h2_c1_io_append(&s->io, c->data + c->start, k);
+            c->start += k;
+            q->mem -= k;
+            if (c->start == c->end) {
+                h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(q));
+            }
+        }
+        else if (c->type == H2_HC_FILE) {
+            k = c->flen;
+            if (k > remain) k = remain;
+            if (!c->file) {
+                apr_file_t *f = NULL;
+                apr_os_file_t fd = c->fd;
+                apr_os_file_put(&f, &fd, APR_FOPEN_READ
+                                | (c->fd_sendfile? APR_FOPEN_SENDFILE_ENABLED : 0),
+                                stream->pool);
+                c->file = f;
+            }
+            rv = h2_c1_io_append_file(&s->io, c->file, c->foff, k, c->fd_mmap,
+                                      stream->pool);
+            c->foff += k;
+            c->flen -= k;
+            if (c->flen == 0) {
+                /* a file range counts a fixed cost, see h2_hchunk_cost() */
+                stream->c1_sent += H2_HCHUNK_FILE_COST;
+                h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(q));
+            }
+            remain -= k;
+            continue;
+        }
+        else {
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+        remain -= k;
+        stream->c1_sent += k;
+    }
+    if (rv != APR_SUCCESS) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    if (padlen > 1) {
+        static const char zeros[256];
+        h2_c1_io_append(&s->io, zeros, padlen - 1);
+    }
+    if (q->first && q->first->type == H2_HC_EOS) {
+        /* data_read flagged the end (or trailers) with this frame */
+        h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(q));
+    }
+    if (!stream->in_sent_list) {
+        stream->in_sent_list = 1;
+        stream->next_sent = s->sent_first;
+        s->sent_first = stream;
+    }
+    if (h2_c1_io_needs_flush(&s->io) && h2_c1_io_flush(&s->io) != APR_SUCCESS) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+/* --- moving work between the connection and the workers --- */
+
+static void purge_later(h2_session *s, h2_stream *stream)
+{
+    /* streams are freed between rounds, never inside nghttp2 callbacks */
+    h2_stream **pp;
+    for (pp = &s->new_first; *pp; pp = &(*pp)->next_new) {
+        if (*pp == stream) {
+            *pp = stream->next_new;
+            break;
+        }
+    }
+    s->new_last = NULL;
+    for (pp = &s->new_first; *pp; pp = &(*pp)->next_new) {
+        s->new_last = *pp;
+    }
+    stream->closed = 2;
+    unlink_stream(s, stream);
+    stream->next_all = s->purge;
+    s->purge = stream;
+}
+
+/* Take stream out of the lists that may still point to it. */
+static void unlist_locked(h2_session *s, h2_stream *stream)
+{
+    h2_stream **pp, *prev = NULL;
+
+    if (stream->ready) {
+        for (pp = &s->ready_first; *pp; prev = *pp, pp = &(*pp)->next_ready) {
+            if (*pp == stream) {
+                *pp = stream->next_ready;
+                if (s->ready_last == stream) s->ready_last = prev;
+                break;
+            }
+        }
+        stream->ready = 0;
+    }
+    if (stream->in_sent_list) {
+        for (pp = &s->sent_first; *pp; pp = &(*pp)->next_sent) {
+            if (*pp == stream) {
+                *pp = stream->next_sent;
+                break;
+            }
+        }
+        stream->in_sent_list = 0;
+    }
+}
+
+static void purge_streams(h2_session *s)
+{
+    while (s->purge) {
+        h2_stream *stream = s->purge;
+        s->purge = stream->next_all;
+        apr_thread_mutex_lock(s->mutex);
+        unlist_locked(s, stream);
+        apr_thread_mutex_unlock(s->mutex);
+        h2_stream_destroy(stream);
+    }
+}
+
+static void dispatch(h2_session *s)
+{
+    h2_stream *batch[64];
+    int n = 0;
+
+    while (s->new_first) {
+        h2_stream *stream = s->new_first;
+        s->new_first = stream->next_new;
+        if (!s->new_first) s->new_last = NULL;
+        if (stream->closed) {
+            continue;
+        }
+        apr_thread_mutex_lock(s->mutex);
+        stream->processing = 1;
+        s->n_processing++;
+        apr_thread_mutex_unlock(s->mutex);
+        batch[n++] = stream;
+        if (n == (int)(sizeof(batch)/sizeof(batch[0]))) {
+            h2_c2_schedule(batch, n);
+            n = 0;
+        }
+    }
+    if (n > 0) {
+        h2_c2_schedule(batch, n);
+    }
+}
+
+static void submit_response(h2_session *s, h2_stream *stream, h2_hchunk *c,
+                            int with_body)
+{
+    nghttp2_nv *nv;
+    size_t nvlen;
+    nghttp2_data_provider prd;
+    int rv;
+
+    if (h2_util_chunk_to_nv(c, stream->pool, &nv, &nvlen, 1) != APR_SUCCESS) {
+        nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, stream->id,
+                                  H2_ERR_INTERNAL_ERROR);
+        return;
+    }
+    if (c->type == H2_HC_INTERIM) {
+        rv = nghttp2_submit_headers(s->ngh, NGHTTP2_FLAG_NONE, stream->id, NULL,
+                                    nv, nvlen, NULL);
+    }
+    else {
+        prd.source.ptr = stream;
+        prd.read_callback = data_read;
+        rv = nghttp2_submit_response(s->ngh, stream->id, nv, nvlen,
+                                     with_body? &prd : NULL);
+        stream->response_submitted = 1;
+    }
+    if (rv != 0) {
+        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21016)
+                      "h2_session(%ld-%d): submit response: %s",
+                      s->c1->id, stream->id, nghttp2_strerror(rv));
+    }
+}
+
+/* Act on what a worker produced for stream, in order. */
+static void process_output(h2_session *s, h2_stream *stream)
+{
+    h2_hchunk *c;
+
+    while ((c = stream->c1_out.first) != NULL) {
+        switch (c->type) {
+        case H2_HC_INTERIM:
+            if (!stream->response_submitted) {
+                submit_response(s, stream, c, 0);
+            }
+            h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(&stream->c1_out));
+            continue;
+        case H2_HC_HEADERS: {
+            int body = !(c->next && c->next->type == H2_HC_EOS);
+            if (!stream->response_submitted) {
+                submit_response(s, stream, c, body);
+            }
+            h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(&stream->c1_out));
+            if (!body) {
+                h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(&stream->c1_out));
+            }
+            continue;
+        }
+        case H2_HC_RESET:
+            nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, stream->id,
+                                      (uint32_t)c->status);
+            while ((c = h2_hqueue_pop(&stream->c1_out)) != NULL) {
+                h2_hqueue_append(&s->sent_chunks, c);
+            }
+            return;
+        default:
+            if (!stream->response_submitted) {
+                /* body without a response: the handler side broke */
+                nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, stream->id,
+                                          H2_ERR_INTERNAL_ERROR);
+                while ((c = h2_hqueue_pop(&stream->c1_out)) != NULL) {
+                    h2_hqueue_append(&s->sent_chunks, c);
+                }
+                return;
+            }
+            if (stream->data_deferred) {
+                stream->data_deferred = 0;
+                nghttp2_session_resume_data(s->ngh, stream->id);
+            }
+            return;
+        }
+    }
+}
+
+/* Take over what the workers produced since the last round. Returns the
+ * number of streams that had news. */
+static int collect(h2_session *s)
+{
+    h2_stream *ready, *stream, *sent;
+    apr_size_t half = s->stream_max_mem / 2;
+    int n = 0;
+
+    apr_thread_mutex_lock(s->mutex);
+    h2_hqueue_clear(&s->sent_chunks, &s->hpool);
+    for (sent = s->sent_first; sent; sent = sent->next_sent) {
+        sent->in_sent_list = 0;
+        sent->out_buffered -= sent->c1_sent;
+        sent->c1_sent = 0;
+        if (sent->worker_waits && sent->out_buffered <= half) {
+            apr_thread_cond_signal(sent->worker->cond);
+        }
+    }
+    s->sent_first = NULL;
+    ready = s->ready_first;
+    s->ready_first = s->ready_last = NULL;
+    for (stream = ready; stream; stream = stream->next_ready) {
+        stream->ready = 0;
+        h2_hqueue_move(&stream->c1_out, &stream->out);
+    }
+    apr_thread_mutex_unlock(s->mutex);
+
+    while (ready) {
+        apr_size_t consumed;
+        int done;
+
+        stream = ready;
+        ready = stream->next_ready;
+        stream->next_ready = NULL;
+        ++n;
+        apr_thread_mutex_lock(s->mutex);
+        consumed = stream->in_consumed;
+        stream->in_consumed = 0;
+        done = !stream->processing;
+        apr_thread_mutex_unlock(s->mutex);
+
+        if (stream->closed) {
+            if (done && stream->closed == 1) {
+                purge_later(s, stream);
+            }
+            continue;
+        }
+        if (consumed) {
+            nghttp2_session_consume(s->ngh, stream->id, consumed);
+        }
+        process_output(s, stream);
+    }
+    return n;
+}
+
+void h2_session_stream_ready_locked(h2_session *s, h2_stream *stream, int wake)
+{
+    if (!stream->ready) {
+        stream->ready = 1;
+        stream->next_ready = NULL;
+        if (s->ready_last) s->ready_last->next_ready = stream;
+        else s->ready_first = stream;
+        s->ready_last = stream;
+    }
+    if (wake && s->c1_polling && !s->wakeup_sent) {
+        s->wakeup_sent = 1;
+        apr_pollset_wakeup(s->pollset);
+    }
+}
+
+void h2_session_stream_done(h2_session *s, h2_stream *stream)
+{
+    apr_thread_mutex_lock(s->mutex);
+    stream->processing = 0;
+    stream->out_done = 1;
+    stream->worker = NULL;
+    stream->worker_waits = 0;
+    s->n_processing--;
+    h2_session_stream_ready_locked(s, stream, 1);
+    if (s->n_processing == 0 && s->tearing_down) {
+        apr_thread_cond_broadcast(s->done_cond);
+    }
+    apr_thread_mutex_unlock(s->mutex);
+}
+
+/* --- the connection loop --- */
+
+static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
+{
+    h2_session *s = ctx;
+    ssize_t n = nghttp2_session_mem_recv(s->ngh, (const uint8_t *)data, len);
+    if (n < 0) {
+        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21017)
+                      "h2_session(%ld): input: %s", s->c1->id,
+                      nghttp2_strerror((int)n));
+        if (n == NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
+            /* not HTTP/2 at all: nothing more to say in HTTP/2 */
+            return APR_EGENERAL;
+        }
+        if (!s->goaway_sent && n != NGHTTP2_ERR_FLOODED) {
+            nghttp2_submit_goaway(s->ngh, NGHTTP2_FLAG_NONE,
+                                  nghttp2_session_get_last_proc_stream_id(s->ngh),
+                                  (n == NGHTTP2_ERR_CALLBACK_FAILURE)?
+                                  H2_ERR_INTERNAL_ERROR : H2_ERR_PROTOCOL_ERROR,
+                                  (const uint8_t *)nghttp2_strerror((int)n),
+                                  strlen(nghttp2_strerror((int)n)));
+            s->goaway_sent = 1;
+        }
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t read_input(h2_session *s, apr_read_type_e block)
+{
+    apr_status_t rv = h2_c1_io_read(&s->io, block, feed, s);
+    if (rv == APR_SUCCESS) {
+        s->last_client_io = apr_time_now();
+    }
+    return rv;
+}
+
+static apr_status_t send_output(h2_session *s, int *progress)
+{
+    int rv;
+
+    if (nghttp2_session_want_write(s->ngh)) {
+        rv = nghttp2_session_send(s->ngh);
+        if (rv != 0) {
+            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21018)
+                          "h2_session(%ld): send: %s", s->c1->id,
+                          nghttp2_strerror(rv));
+            return APR_EGENERAL;
+        }
+    }
+    if (s->io.pending > 0 || !APR_BRIGADE_EMPTY(s->io.bb_out) || s->io.buf) {
+        *progress = 1;
+        return h2_c1_io_flush(&s->io);
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t ensure_pollset(h2_session *s)
+{
+    apr_status_t rv;
+    if (s->pollset) {
+        return APR_SUCCESS;
+    }
+    rv = apr_pollset_create(&s->pollset, 2, s->pool,
+                            APR_POLLSET_WAKEABLE | APR_POLLSET_NOCOPY);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    memset(&s->sock_pfd, 0, sizeof(s->sock_pfd));
+    s->sock_pfd.p = s->pool;
+    s->sock_pfd.desc_type = APR_POLL_SOCKET;
+    s->sock_pfd.desc.s = ap_get_conn_socket(s->c1);
+    s->sock_pfd.reqevents = APR_POLLIN;
+    return apr_pollset_add(s->pollset, &s->sock_pfd);
+}
+
+/* Sleep until the client sends something or a worker has news. */
+static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
+{
+    apr_int32_t n;
+    const apr_pollfd_t *results;
+
+    if (ensure_pollset(s) != APR_SUCCESS) {
+        apr_sleep(apr_time_from_msec(1));
+        return;
+    }
+    apr_thread_mutex_lock(s->mutex);
+    if (s->ready_first) {
+        apr_thread_mutex_unlock(s->mutex);
+        return;
+    }
+    s->c1_polling = 1;
+    s->wakeup_sent = 0;
+    apr_thread_mutex_unlock(s->mutex);
+
+    apr_pollset_poll(s->pollset, timeout, &n, &results);
+
+    apr_thread_mutex_lock(s->mutex);
+    s->c1_polling = 0;
+    s->wakeup_sent = 0;
+    apr_thread_mutex_unlock(s->mutex);
+}
+
+static void shutdown_graceful(h2_session *s, const char *why)
+{
+    if (s->goaway_sent) {
+        return;
+    }
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21019)
+                  "h2_session(%ld): GOAWAY after stream %d: %s", s->c1->id,
+                  nghttp2_session_get_last_proc_stream_id(s->ngh), why);
+    nghttp2_submit_goaway(s->ngh, NGHTTP2_FLAG_NONE,
+                          nghttp2_session_get_last_proc_stream_id(s->ngh),
+                          H2_ERR_NO_ERROR, (const uint8_t *)why, strlen(why));
+    s->goaway_sent = 1;
+    transit(s, H2_SEV_SHUTDOWN);
+}
+
+static int mpm_stopping(void)
+{
+    int state = AP_MPMQ_RUNNING;
+    ap_mpm_query(AP_MPMQ_MPM_STATE, &state);
+    return state == AP_MPMQ_STOPPING;
+}
+
+static int output_stalled(h2_session *s)
+{
+    h2_stream *stream;
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        if (stream->c1_out.first && !stream->closed) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+apr_status_t h2_session_process(h2_session *s, int may_return)
+{
+    apr_status_t rv;
+
+    if (s->state == H2_SESS_INIT) {
+        transit(s, H2_SEV_START);
+    }
+    else if (s->state == H2_SESS_IDLE) {
+        transit(s, H2_SEV_IO);
+    }
+    s->last_client_io = apr_time_now();
+
+    while (s->state != H2_SESS_DONE) {
+        int progress = 0;
+
+        purge_streams(s);
+        if (mpm_stopping()) {
+            shutdown_graceful(s, "server shutting down");
+        }
+
+        rv = read_input(s, APR_NONBLOCK_READ);
+        if (rv == APR_SUCCESS) {
+            progress = 1;
+        }
+        else if (!APR_STATUS_IS_EAGAIN(rv)) {
+            transit(s, APR_STATUS_IS_EOF(rv)? H2_SEV_EOF : H2_SEV_ERROR);
+            if (!APR_STATUS_IS_EOF(rv) && !s->c1->aborted) {
+                /* a protocol error leaves a GOAWAY to be written */
+                int p = 0;
+                send_output(s, &p);
+            }
+            break;
+        }
+        dispatch(s);
+        if (collect(s) > 0) {
+            progress = 1;
+        }
+        if (send_output(s, &progress) != APR_SUCCESS) {
+            transit(s, H2_SEV_ERROR);
+            break;
+        }
+        if (!nghttp2_session_want_read(s->ngh)
+            && !nghttp2_session_want_write(s->ngh)) {
+            transit(s, H2_SEV_EOF);
+            break;
+        }
+        if (progress) {
+            transit(s, H2_SEV_IO);
+            continue;
+        }
+
+        transit(s, H2_SEV_NO_IO);
+        if (s->state == H2_SESS_IDLE) {
+            h2_c2_release_idle(s);
+            apr_thread_mutex_lock(s->mutex);
+            h2_hpool_trim(&s->hpool, 0);
+            apr_thread_mutex_unlock(s->mutex);
+            if (may_return) {
+                return APR_EAGAIN;
+            }
+            apr_socket_timeout_set(ap_get_conn_socket(s->c1), s->keepalive_timeout);
+            rv = read_input(s, APR_BLOCK_READ);
+            apr_socket_timeout_set(ap_get_conn_socket(s->c1), s->timeout);
+            if (rv == APR_SUCCESS) {
+                transit(s, H2_SEV_IO);
+            }
+            else if (APR_STATUS_IS_TIMEUP(rv) || APR_STATUS_IS_EAGAIN(rv)) {
+                shutdown_graceful(s, "idle timeout");
+                transit(s, H2_SEV_TIMEOUT);
+            }
+            else {
+                transit(s, APR_STATUS_IS_EOF(rv)? H2_SEV_EOF : H2_SEV_ERROR);
+            }
+        }
+        else if (s->state == H2_SESS_WAIT || s->state == H2_SESS_DRAIN) {
+            apr_time_t now = apr_time_now();
+            if (now - s->last_client_io > s->timeout && output_stalled(s)) {
+                /* the client does not read what it asked for */
+                ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21020)
+                              "h2_session(%ld): client stalled for Timeout, "
+                              "closing", s->c1->id);
+                shutdown_graceful(s, "timeout");
+                transit(s, H2_SEV_TIMEOUT);
+                break;
+            }
+            wait_for_io(s, H2_WAIT_SLICE);
+        }
+    }
+
+    /* final frames, e.g. a GOAWAY, then let httpd close */
+    if (!s->c1->aborted) {
+        int p = 0;
+        send_output(s, &p);
+    }
+    return APR_EOF;
+}
+
+void h2_session_refuse(h2_session *s, int code, const char *why)
+{
+    int p = 0;
+    nghttp2_submit_goaway(s->ngh, NGHTTP2_FLAG_NONE, 0, (uint32_t)code,
+                          (const uint8_t *)why, strlen(why));
+    s->goaway_sent = 1;
+    transit(s, H2_SEV_ERROR);
+    send_output(s, &p);
+}
+
+void h2_session_goodbye(h2_session *s)
+{
+    if (!s->goaway_sent && !s->c1->aborted) {
+        int p = 0;
+        shutdown_graceful(s, "connection closing");
+        send_output(s, &p);
+    }
+}
+
+/* --- creation and teardown --- */
+
+static apr_status_t session_teardown(void *data)
+{
+    h2_session *s = data;
+    h2_stream *stream;
+
+    apr_thread_mutex_lock(s->mutex);
+    s->tearing_down = 1;
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        stream->aborted = 1;
+        if (stream->worker_waits) {
+            apr_thread_cond_signal(stream->worker->cond);
+        }
+    }
+    apr_thread_mutex_unlock(s->mutex);
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        if (stream->processing && h2_c2_unschedule(stream)) {
+            apr_thread_mutex_lock(s->mutex);
+            stream->processing = 0;
+            s->n_processing--;
+            apr_thread_mutex_unlock(s->mutex);
+        }
+    }
+    apr_thread_mutex_lock(s->mutex);
+    while (s->n_processing > 0) {
+        apr_thread_cond_wait(s->done_cond, s->mutex);
+    }
+    apr_thread_mutex_unlock(s->mutex);
+    purge_streams(s);
+    while ((stream = s->streams) != NULL) {
+        unlink_stream(s, stream);
+        h2_stream_destroy(stream);
+    }
+    h2_c2_release_idle(s);
+    if (s->ngh) {
+        nghttp2_session_del(s->ngh);
+        s->ngh = NULL;
+    }
+    h2_hqueue_clear(&s->sent_chunks, &s->hpool);
+    h2_hpool_trim(&s->hpool, 0);
+    return APR_SUCCESS;
+}
+
+static nghttp2_session_callbacks *make_callbacks(void)
+{
+    nghttp2_session_callbacks *cbs;
+    nghttp2_session_callbacks_new(&cbs);
+    nghttp2_session_callbacks_set_send_callback(cbs, on_send);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk_recv);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cbs, on_invalid_frame_recv);
+    nghttp2_session_callbacks_set_error_callback2(cbs, on_error);
+    nghttp2_session_callbacks_set_select_padding_callback(cbs, select_padding);
+    nghttp2_session_callbacks_set_send_data_callback(cbs, send_data);
+    nghttp2_session_callbacks_set_data_source_read_length_callback(cbs, read_length);
+    return cbs;
+}
+
+/* Stream 1 of an h2c upgrade is the HTTP/1.1 request that asked for it. */
+static apr_status_t upgrade_stream(h2_session *s, request_rec *r)
+{
+    const char *b64 = apr_table_get(r->headers_in, "HTTP2-Settings");
+    h2_stream *stream;
+    char *settings, *std;
+    int len, rv, i;
+    const apr_array_header_t *hdrs;
+    const apr_table_entry_t *e;
+    apr_bucket_brigade *bb;
+    int eos = 0;
+
+    if (!b64) {
+        return APR_EINVAL;
+    }
+    /* HTTP2-Settings is base64url without padding */
+    std = apr_pstrdup(r->pool, b64);
+    for (i = 0; std[i]; ++i) {
+        if (std[i] == '-') std[i] = '+';
+        else if (std[i] == '_') std[i] = '/';
+    }
+    settings = apr_palloc(r->pool, apr_base64_decode_len(std) + 1);
+    len = apr_base64_decode(settings, std);
+    rv = nghttp2_session_upgrade2(s->ngh, (const uint8_t *)settings, (size_t)len,
+                                  r->header_only, NULL);
+    if (rv != 0) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21021)
+                      "h2_session(%ld): upgrade settings: %s", s->c1->id,
+                      nghttp2_strerror(rv));
+        return APR_EINVAL;
+    }
+    stream = h2_stream_create(s, 1, s->pool);
+    link_stream(s, stream);
+    s->open_streams++;
+    s->streams_total++;
+    nghttp2_session_set_stream_user_data(s->ngh, 1, stream);
+
+    h2_req_head_add(&stream->req, ":method", 7, r->method, strlen(r->method));
+    h2_req_head_add(&stream->req, ":scheme", 7, "http", 4);
+    h2_req_head_add(&stream->req, ":path", 5, r->unparsed_uri, strlen(r->unparsed_uri));
+    if (r->hostname) {
+        const char *host = apr_table_get(r->headers_in, "Host");
+        if (!host) host = r->hostname;
+        h2_req_head_add(&stream->req, ":authority", 10, host, strlen(host));
+    }
+    hdrs = apr_table_elts(r->headers_in);
+    e = (const apr_table_entry_t *)hdrs->elts;
+    for (i = 0; i < hdrs->nelts; ++i) {
+        char *name;
+        if (!e[i].key || !e[i].val) continue;
+        name = apr_pstrdup(stream->pool, e[i].key);
+        ap_str_tolower(name);
+        if (!strcmp(name, "host") || !strcmp(name, "http2-settings")
+            || !strcmp(name, "content-length")
+            || h2_hdr_is_connection_specific(name, strlen(name))
+            || (!strcmp(name, "te") && strcasecmp(e[i].val, "trailers"))) {
+            continue;
+        }
+        h2_req_head_add(&stream->req, name, strlen(name), e[i].val, strlen(e[i].val));
+    }
+    h2_stream_transit(stream, H2_SSEV_HEADERS_IN);
+
+    /* the body came before the preface: read it all now */
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    while (!eos) {
+        apr_bucket *b;
+        if (ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
+                           APR_BLOCK_READ, 64 * 1024) != APR_SUCCESS) {
+            break;
+        }
+        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
+             b = APR_BUCKET_NEXT(b)) {
+            const char *data;
+            apr_size_t dlen;
+            if (APR_BUCKET_IS_EOS(b)) {
+                eos = 1;
+                break;
+            }
+            if (APR_BUCKET_IS_METADATA(b)
+                || apr_bucket_read(b, &data, &dlen, APR_BLOCK_READ) != APR_SUCCESS) {
+                continue;
+            }
+            if (stream->in_total + (apr_off_t)dlen > H2_UPGRADE_BODY_MAX) {
+                stream->answer_status = HTTP_REQUEST_ENTITY_TOO_LARGE;
+                continue;
+            }
+            h2_hqueue_write(&stream->in, &s->hpool, data, dlen);
+            stream->in_total += dlen;
+        }
+        apr_brigade_cleanup(bb);
+    }
+    if (stream->in_total > 0) {
+        char *cl = apr_off_t_toa(stream->pool, stream->in_total);
+        h2_req_head_add(&stream->req, "content-length", 14, cl, strlen(cl));
+    }
+    stream->in_eos = 1;
+    h2_stream_transit(stream, H2_SSEV_EOS_IN);
+    if (h2_req_head_end(&stream->req) != H2_HDR_OK) {
+        stream->answer_status = HTTP_BAD_REQUEST;
+    }
+    if (stream->answer_status) {
+        answer_directly(s, stream, stream->answer_status);
+    }
+    else {
+        s->last_stream_started = 1;
+        schedule_later(s, stream);
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
+                               request_rec *r)
+{
+    apr_pool_t *pool;
+    h2_session *s;
+    nghttp2_session_callbacks *cbs;
+    nghttp2_option *opt;
+    nghttp2_settings_entry settings[4];
+    apr_int64_t conn_win;
+    int rv;
+
+    apr_pool_create(&pool, c->pool);
+    apr_pool_tag(pool, "h2_session");
+    s = apr_pcalloc(pool, sizeof(*s));
+    s->c1 = c;
+    s->s = r? r->server : c->base_server;
+    s->pool = pool;
+    s->state = H2_SESS_INIT;
+    s->is_tls = ap_ssl_conn_is_ssl(c);
+    ap_mpm_query(AP_MPMQ_IS_ASYNC, &s->async_mpm);
+
+    s->max_streams = (int)h2_config_sget(s->s, H2_CONF_MAX_STREAMS);
+    s->window_size = (int)h2_config_sget(s->s, H2_CONF_WIN_SIZE);
+    s->stream_max_mem = (apr_size_t)h2_config_sget(s->s, H2_CONF_STREAM_MAX_MEM);
+    s->stream_timeout = h2_config_sget(s->s, H2_CONF_STREAM_TIMEOUT);
+    s->max_data_frame_len = (int)h2_config_sget(s->s, H2_CONF_MAX_DATA_FRAME_LEN);
+    s->padding_bits = (int)h2_config_sget(s->s, H2_CONF_PADDING);
+    s->output_buffering = (int)h2_config_sget(s->s, H2_CONF_OUTPUT_BUFFERING);
+    s->copy_files = (int)h2_config_sget(s->s, H2_CONF_COPY_FILES);
+    s->max_stream_errors = (int)h2_config_sget(s->s, H2_CONF_MAX_STREAM_ERRORS);
+    s->timeout = s->s->timeout;
+    s->keepalive_timeout = s->s->keep_alive_timeout;
+    /* the same limits httpd applies to HTTP/1.1 request heads */
+    s->hdr_limits.max_field_len = (apr_size_t)s->s->limit_req_fieldsize;
+    s->hdr_limits.max_fields = s->s->limit_req_fields;
+    s->hdr_limits.max_line_len = (apr_size_t)s->s->limit_req_line;
+    s->hdr_limits.max_block_len = (apr_size_t)h2_config_sget(s->s, H2_CONF_MAX_HEADER_BLOCK);
+    if (!s->hdr_limits.max_block_len) {
+        s->hdr_limits.max_block_len = (s->hdr_limits.max_fields? (apr_size_t)s->hdr_limits.max_fields : 100)
+            * (s->hdr_limits.max_field_len + 32) + s->hdr_limits.max_line_len;
+    }
+
+    apr_thread_mutex_create(&s->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
+    apr_thread_cond_create(&s->done_cond, pool);
+    s->hpool.max_free = 32;
+    s->c2_free = apr_array_make(pool, 8, sizeof(conn_rec *));
+    h2_c1_io_init(&s->io, c, s->s, s->is_tls);
+
+    cbs = make_callbacks();
+    nghttp2_option_new(&opt);
+    nghttp2_option_set_no_auto_window_update(opt, 1);
+    nghttp2_option_set_no_closed_streams(opt, 1);
+    nghttp2_option_set_max_settings(opt, 32);
+    nghttp2_option_set_max_outbound_ack(opt, 1000);
+    nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
+    nghttp2_option_set_max_continuations(opt, 8);
+    rv = nghttp2_session_server_new2(&s->ngh, cbs, s, opt);
+    nghttp2_option_del(opt);
+    nghttp2_session_callbacks_del(cbs);
+    if (rv != 0) {
+        ap_log_cerror(APLOG_MARK, APLOG_ERR, 0, c, APLOGNO(21022)
+                      "h2_session(%ld): nghttp2 session: %s", c->id,
+                      nghttp2_strerror(rv));
+        apr_pool_destroy(pool);
+        return APR_EGENERAL;
+    }
+    apr_pool_pre_cleanup_register(pool, s, session_teardown);
+
+    settings[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
+    settings[0].value = (uint32_t)s->max_streams;
+    settings[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
+    settings[1].value = (uint32_t)s->window_size;
+    settings[2].settings_id = NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES;
+    settings[2].value = 1;
+    nghttp2_submit_settings(s->ngh, NGHTTP2_FLAG_NONE, settings, 3);
+
+    /* The connection window only has to cover what all streams may have
+     * in flight; stream windows do the actual bounding. */
+    conn_win = (apr_int64_t)s->max_streams * s->window_size;
+    if (conn_win > NGHTTP2_MAX_WINDOW_SIZE) conn_win = NGHTTP2_MAX_WINDOW_SIZE;
+    if (conn_win > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE) {
+        nghttp2_session_set_local_window_size(s->ngh, NGHTTP2_FLAG_NONE, 0,
+                                              (int32_t)conn_win);
+    }
+
+    if (r && upgrade_stream(s, r) != APR_SUCCESS) {
+        apr_pool_destroy(pool);
+        return APR_EINVAL;
+    }
+    *psession = s;
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, c, APLOGNO(21023)
+                  "h2_session(%ld): started%s, %d max streams, window %d",
+                  c->id, r? " by upgrade" : "", s->max_streams, s->window_size);
+    return APR_SUCCESS;
+}

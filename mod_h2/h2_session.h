@@ -1,0 +1,134 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_SESSION_H
+#define H2_SESSION_H
+
+#include <apr_poll.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_cond.h>
+#include <httpd.h>
+#include <nghttp2/nghttp2.h>
+
+#include "h2_c1_io.h"
+#include "h2_handoff.h"
+#include "h2_headers_check.h"
+
+struct h2_stream;
+
+/* The life of an HTTP/2 connection as mod_h2 drives it. */
+typedef enum {
+    H2_SESS_INIT,      /* created, nothing exchanged */
+    H2_SESS_BUSY,      /* frames are being read or written */
+    H2_SESS_WAIT,      /* streams in progress, nothing to do until I/O */
+    H2_SESS_IDLE,      /* no streams open, waiting for the client */
+    H2_SESS_DRAIN,     /* GOAWAY sent, finishing the streams in progress */
+    H2_SESS_DONE,      /* to be closed */
+} h2_session_state;
+
+typedef enum {
+    H2_SEV_START,          /* preface and settings exchanged */
+    H2_SEV_IO,             /* frames were read or written */
+    H2_SEV_NO_IO,          /* nothing to read or write right now */
+    H2_SEV_NO_STREAMS,     /* the last stream closed */
+    H2_SEV_SHUTDOWN,       /* graceful stop: GOAWAY, then drain */
+    H2_SEV_CLIENT_GOAWAY,  /* client sent GOAWAY */
+    H2_SEV_EOF,            /* client closed the connection */
+    H2_SEV_ERROR,          /* fatal protocol or I/O error */
+    H2_SEV_TIMEOUT,        /* idle or I/O timeout */
+} h2_session_event;
+
+typedef struct h2_session h2_session;
+struct h2_session {
+    conn_rec *c1;
+    server_rec *s;
+    apr_pool_t *pool;
+    nghttp2_session *ngh;
+    h2_session_state state;
+    h2_c1_io io;
+    int is_tls;
+    int async_mpm;
+
+    /* limits and settings, read once from the config */
+    int max_streams;
+    int window_size;
+    apr_size_t stream_max_mem;
+    apr_interval_time_t timeout;
+    apr_interval_time_t keepalive_timeout;
+    apr_interval_time_t stream_timeout;
+    int max_data_frame_len;
+    int padding_bits;
+    int output_buffering;
+    int copy_files;
+    int max_stream_errors;
+    h2_hdr_limits hdr_limits;
+
+    /* connection thread only */
+    struct h2_stream *streams;      /* all live streams */
+    int open_streams;               /* not closed by nghttp2 */
+    struct h2_stream *new_first, *new_last;   /* to be scheduled */
+    struct h2_stream *sent_first;   /* sent data since last sync */
+    struct h2_stream *purge;        /* closed, to be freed next round */
+    h2_hqueue sent_chunks;          /* consumed, to be freed after flush */
+    apr_pollset_t *pollset;
+    apr_pollfd_t sock_pfd;
+    int goaway_sent;
+    int goaway_recv;
+    int shutdown_notice_sent;
+    int stream_errors;
+    apr_time_t last_client_io;
+    int last_stream_started;
+    apr_uint64_t streams_total;
+    unsigned int abuse_empty_frames;  /* windowed counts, see flood checks */
+    unsigned int abuse_priority;
+    apr_time_t abuse_window_start;
+
+    /* shared with workers, under mutex */
+    apr_thread_mutex_t *mutex;
+    apr_thread_cond_t *done_cond;   /* workers finished, at teardown */
+    h2_hpool hpool;
+    struct h2_stream *ready_first, *ready_last;
+    int c1_polling;
+    int wakeup_sent;
+    int n_processing;
+    int tearing_down;
+    apr_array_header_t *c2_free;    /* idle secondary connections */
+};
+
+/* Create the session for c1. settings/len: the HTTP2-Settings of an
+ * upgrade request (NULL for a direct or TLS start). */
+apr_status_t h2_session_create(h2_session **psession, conn_rec *c1,
+                               request_rec *upgrade_r);
+
+/* Drive the session until it wants the MPM to wait for input (returns
+ * APR_EAGAIN, only with an async MPM) or the connection is done (APR_EOF). */
+apr_status_t h2_session_process(h2_session *session, int may_return);
+
+/* Refuse the connection with GOAWAY code (e.g. INADEQUATE_SECURITY). */
+void h2_session_refuse(h2_session *session, int code, const char *why);
+
+/* Send a final GOAWAY if none went out yet; used before the MPM closes. */
+void h2_session_goodbye(h2_session *session);
+
+const char *h2_session_state_str(h2_session_state state);
+
+/* Worker side, called with the session lock held: put stream in the ready
+ * list and wake the connection thread if it sleeps. */
+void h2_session_stream_ready_locked(h2_session *session, struct h2_stream *stream,
+                                    int wake);
+
+/* Worker side, called without lock: the worker is finished with stream. */
+void h2_session_stream_done(h2_session *session, struct h2_stream *stream);
+
+#endif

@@ -1,0 +1,107 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <httpd.h>
+#include <http_log.h>
+
+#include "h2.h"
+#include "h2_session.h"
+#include "h2_stream.h"
+
+APLOG_USE_MODULE(h2);
+
+const char *h2_stream_state_str(h2_stream_state state)
+{
+    switch (state) {
+    case H2_SS_IDLE: return "IDLE";
+    case H2_SS_OPEN: return "OPEN";
+    case H2_SS_CLOSED_REMOTE: return "HALF_CLOSED_REMOTE";
+    case H2_SS_CLOSED_LOCAL: return "HALF_CLOSED_LOCAL";
+    case H2_SS_CLOSED: return "CLOSED";
+    }
+    return "?";
+}
+
+static const char *ev_str(h2_stream_event ev)
+{
+    switch (ev) {
+    case H2_SSEV_HEADERS_IN: return "HEADERS_IN";
+    case H2_SSEV_EOS_IN: return "EOS_IN";
+    case H2_SSEV_EOS_OUT: return "EOS_OUT";
+    case H2_SSEV_RESET: return "RESET";
+    case H2_SSEV_CLOSED: return "CLOSED";
+    }
+    return "?";
+}
+
+h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
+{
+    apr_pool_t *pool;
+    h2_stream *stream;
+
+    apr_pool_create(&pool, parent);
+    apr_pool_tag(pool, "h2_stream");
+    stream = apr_pcalloc(pool, sizeof(*stream));
+    stream->id = id;
+    stream->session = session;
+    stream->pool = pool;
+    stream->state = H2_SS_IDLE;
+    stream->rst_error = -1;
+    stream->created = apr_time_now();
+    h2_req_head_init(&stream->req, pool, &session->hdr_limits);
+    return stream;
+}
+
+void h2_stream_transit(h2_stream *stream, h2_stream_event ev)
+{
+    h2_stream_state old = stream->state, nstate = old;
+
+    switch (ev) {
+    case H2_SSEV_HEADERS_IN:
+        if (old == H2_SS_IDLE) nstate = H2_SS_OPEN;
+        break;
+    case H2_SSEV_EOS_IN:
+        if (old == H2_SS_OPEN || old == H2_SS_IDLE) nstate = H2_SS_CLOSED_REMOTE;
+        else if (old == H2_SS_CLOSED_LOCAL) nstate = H2_SS_CLOSED;
+        break;
+    case H2_SSEV_EOS_OUT:
+        if (old == H2_SS_OPEN) nstate = H2_SS_CLOSED_LOCAL;
+        else if (old == H2_SS_CLOSED_REMOTE) nstate = H2_SS_CLOSED;
+        break;
+    case H2_SSEV_RESET:
+    case H2_SSEV_CLOSED:
+        nstate = H2_SS_CLOSED;
+        break;
+    }
+    if (nstate != old) {
+        stream->state = nstate;
+        ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, stream->session->c1,
+                      "h2_stream(%ld-%d): %s -[%s]-> %s",
+                      stream->session->c1->id, stream->id,
+                      h2_stream_state_str(old), ev_str(ev),
+                      h2_stream_state_str(nstate));
+    }
+}
+
+void h2_stream_destroy(h2_stream *stream)
+{
+    h2_session *session = stream->session;
+
+    apr_thread_mutex_lock(session->mutex);
+    h2_hqueue_clear(&stream->in, &session->hpool);
+    h2_hqueue_clear(&stream->out, &session->hpool);
+    h2_hqueue_clear(&stream->c1_out, &session->hpool);
+    apr_thread_mutex_unlock(session->mutex);
+    apr_pool_destroy(stream->pool);
+}

@@ -1,0 +1,100 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_STREAM_H
+#define H2_STREAM_H
+
+#include <httpd.h>
+#include "h2_headers_check.h"
+#include "h2_handoff.h"
+
+struct h2_session;
+struct h2_worker;
+
+/* RFC 9113 section 5.1 states a stream passes through on a server.
+ * "reserved" states are absent: mod_h2 never pushes. */
+typedef enum {
+    H2_SS_IDLE,
+    H2_SS_OPEN,
+    H2_SS_CLOSED_REMOTE,   /* half-closed (remote): request complete */
+    H2_SS_CLOSED_LOCAL,    /* half-closed (local): response complete */
+    H2_SS_CLOSED,
+} h2_stream_state;
+
+typedef enum {
+    H2_SSEV_HEADERS_IN,    /* request headers received */
+    H2_SSEV_EOS_IN,        /* END_STREAM received */
+    H2_SSEV_EOS_OUT,       /* END_STREAM sent */
+    H2_SSEV_RESET,         /* RST_STREAM sent or received */
+    H2_SSEV_CLOSED,        /* nghttp2 forgot the stream */
+} h2_stream_event;
+
+typedef struct h2_stream h2_stream;
+struct h2_stream {
+    int id;
+    struct h2_session *session;
+    apr_pool_t *pool;              /* c1-owned; destroyed at purge */
+    h2_stream_state state;
+    apr_time_t created;
+
+    /* Connection thread only. */
+    h2_req_head req;               /* request header block */
+    h2_req_head trailer_head;      /* request trailer block */
+    apr_table_t *trailers_in;
+    int answer_status;             /* >0: answer directly with this status */
+    h2_hqueue c1_out;              /* response chunks taken over from out */
+    apr_size_t c1_sent;            /* bytes sent since the last sync */
+    int response_submitted;
+    int data_deferred;             /* nghttp2 waits for data on us */
+    int closed;                    /* nghttp2 closed it */
+    int rst_error;                 /* error code of a reset, -1 none */
+    int has_body_in;               /* request has a body */
+    h2_stream *next_new;           /* ready to be scheduled */
+    h2_stream *next_sent;          /* sent data since the last sync */
+    int in_sent_list;
+    h2_stream *prev_all, *next_all;
+
+    /* Shared between connection and worker, under the session lock. */
+    h2_hqueue in;                  /* request body */
+    int in_eos;
+    apr_size_t in_consumed;        /* read by the worker, not yet reported */
+    apr_off_t in_total;            /* body bytes received */
+    h2_hqueue out;                 /* response from the worker */
+    apr_size_t out_buffered;       /* in out and c1_out, not yet sent */
+    int out_eos;                   /* worker appended EOS or RESET */
+    int out_done;                  /* worker is finished with it */
+    int aborted;                   /* worker must stop */
+    int processing;                /* a worker has it */
+    int worker_waits;              /* worker sleeps on its cond */
+    struct h2_worker *worker;
+    int ready;                     /* in the session's ready list */
+    h2_stream *next_ready;
+
+    /* Workers queue, under the workers lock. */
+    int queued;
+    h2_stream *q_prev, *q_next;
+};
+
+/* Create stream id of session in a new subpool of parent. */
+h2_stream *h2_stream_create(struct h2_session *session, int id, apr_pool_t *parent);
+
+/* The one place stream states change; logs each transition at trace1. */
+void h2_stream_transit(h2_stream *stream, h2_stream_event ev);
+
+const char *h2_stream_state_str(h2_stream_state state);
+
+/* Free the stream's chunks and pool. Needs the session lock for chunks. */
+void h2_stream_destroy(h2_stream *stream);
+
+#endif
