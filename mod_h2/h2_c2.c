@@ -1,0 +1,745 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <unistd.h>
+#include <errno.h>
+#include <apr_strings.h>
+#include <apr_portable.h>
+#include <httpd.h>
+#include <http_core.h>
+#include <http_config.h>
+#include <http_connection.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include <util_filter.h>
+#include <ap_mpm.h>
+
+#include "h2.h"
+#include "h2_config.h"
+#include "h2_c2.h"
+#include "h2_handoff.h"
+#include "h2_request.h"
+#include "h2_response.h"
+#include "h2_session.h"
+#include "h2_stream.h"
+#include "h2_workers.h"
+
+APLOG_USE_MODULE(h2);
+extern module AP_MODULE_DECLARE_DATA h2_module;
+
+/* File ranges below this are copied; a dup()/close() pair costs more. */
+#define H2_FILE_DUP_MIN (16 * 1024)
+/* Memory a secondary connection's allocator keeps between requests. */
+#define H2_C2_MAX_FREE (256 * 1024)
+/* Idle secondary connection shells kept per child. */
+#define H2_SHELLS_MAX 128
+/* Items gathered from a brigade before they go to the stream in one lock. */
+#define H2_OUT_BATCH 32
+
+/* A pool with its own allocator, recycled across secondary connections
+ * so that setting one up costs no system calls. */
+typedef struct c2_shell {
+    apr_allocator_t *allocator;
+    apr_pool_t *pool;
+    struct c2_shell *next;
+} c2_shell;
+
+typedef struct h2_c2_ctx {
+    h2_session *session;
+    c2_shell *shell;
+    h2_stream *stream;          /* served now, NULL between streams */
+    h2_worker *worker;
+    request_rec *r;             /* the request while it exists */
+    apr_off_t body_read;
+    int sent_100;
+    int seen_head;              /* final response head passed */
+    int seen_eos;
+    char *interim;              /* interim response text being gathered */
+    apr_size_t interim_len;
+} h2_c2_ctx;
+
+static h2_workers *workers;
+static apr_socket_t *dummy_socket;
+static apr_thread_mutex_t *shells_mutex;
+static c2_shell *shells;
+static int nshells;
+static module *mpm_module;
+static ap_filter_rec_t *c2_in_handle, *c2_out_handle;
+
+static h2_c2_ctx *c2_ctx(const conn_rec *c)
+{
+    return ap_get_module_config(c->conn_config, &h2_module);
+}
+
+int h2_c2_is(const conn_rec *c)
+{
+    return c->master && c2_ctx(c) != NULL;
+}
+
+h2_stream *h2_c2_stream(const conn_rec *c)
+{
+    h2_c2_ctx *ctx = c->master? c2_ctx(c) : NULL;
+    return ctx? ctx->stream : NULL;
+}
+
+static c2_shell *shell_get(void)
+{
+    c2_shell *sh = NULL;
+
+    apr_thread_mutex_lock(shells_mutex);
+    if (shells) {
+        sh = shells;
+        shells = sh->next;
+        nshells--;
+    }
+    apr_thread_mutex_unlock(shells_mutex);
+    if (!sh) {
+        sh = calloc(1, sizeof(*sh));
+        if (!sh) abort();
+        apr_allocator_create(&sh->allocator);
+        apr_allocator_max_free_set(sh->allocator, H2_C2_MAX_FREE);
+        apr_pool_create_unmanaged_ex(&sh->pool, NULL, sh->allocator);
+        apr_allocator_owner_set(sh->allocator, sh->pool);
+        apr_pool_tag(sh->pool, "h2_c2");
+    }
+    sh->next = NULL;
+    return sh;
+}
+
+static void shell_put(c2_shell *sh)
+{
+    apr_pool_clear(sh->pool);
+    apr_thread_mutex_lock(shells_mutex);
+    if (nshells < H2_SHELLS_MAX) {
+        sh->next = shells;
+        shells = sh;
+        nshells++;
+        sh = NULL;
+    }
+    apr_thread_mutex_unlock(shells_mutex);
+    if (sh) {
+        apr_pool_destroy(sh->pool);   /* destroys its allocator too */
+        free(sh);
+    }
+}
+
+static conn_rec *c2_create(h2_session *s, h2_worker *wk)
+{
+    c2_shell *sh = shell_get();
+    apr_pool_t *p = sh->pool;
+    conn_rec *c1 = s->c1, *c2;
+    h2_c2_ctx *ctx;
+
+    c2 = apr_pcalloc(p, sizeof(*c2));
+    c2->pool = p;
+    c2->base_server = c1->base_server;
+    c2->vhost_lookup_data = c1->vhost_lookup_data;
+    c2->local_addr = c1->local_addr;
+    c2->client_addr = c1->client_addr;
+    c2->client_ip = c1->client_ip;
+    c2->remote_host = c1->remote_host;
+    c2->remote_logname = c1->remote_logname;
+    c2->local_ip = c1->local_ip;
+    c2->local_host = c1->local_host;
+    c2->id = c1->id;
+    c2->conn_config = ap_create_conn_config(p);
+    c2->notes = apr_table_make(p, 5);
+    c2->bucket_alloc = apr_bucket_alloc_create(p);
+    /* the connection's life is HTTP/2's business: httpd must neither
+     * keep it alive nor read leftover request bodies to do so */
+    c2->keepalive = AP_CONN_CLOSE;
+    c2->clogging_input_filters = 1;
+    c2->double_reverse = c1->double_reverse;
+    c2->log = c1->log;
+    c2->master = c1;
+    c2->current_thread = wk->thread;
+
+    ctx = apr_pcalloc(p, sizeof(*ctx));
+    ctx->session = s;
+    ctx->shell = sh;
+    ap_set_module_config(c2->conn_config, &h2_module, ctx);
+    /* modules that look at the socket get a harmless one of their own */
+    ap_set_core_module_config(c2->conn_config, dummy_socket);
+    if (mpm_module) {
+        ap_set_module_config(c2->conn_config, mpm_module,
+                             ap_get_module_config(c1->conn_config, mpm_module));
+    }
+    ap_run_pre_connection(c2, dummy_socket);
+    /* whatever else pre_connection set up, I/O is ours */
+    ap_remove_input_filter_byhandle(c2->input_filters, "CORE_IN");
+    ap_remove_output_filter_byhandle(c2->output_filters, "CORE");
+    ap_add_input_filter_handle(c2_in_handle, NULL, NULL, c2);
+    ap_add_output_filter_handle(c2_out_handle, NULL, NULL, c2);
+    ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, c1,
+                  "h2_c2(%ld): secondary connection created", c1->id);
+    return c2;
+}
+
+static void c2_destroy(conn_rec *c2)
+{
+    shell_put(c2_ctx(c2)->shell);
+}
+
+void h2_c2_release_idle(h2_session *s)
+{
+    conn_rec *c2;
+    for (;;) {
+        apr_thread_mutex_lock(s->mutex);
+        c2 = (s->c2_free->nelts > 0)? *(conn_rec **)apr_array_pop(s->c2_free) : NULL;
+        apr_thread_mutex_unlock(s->mutex);
+        if (!c2) {
+            break;
+        }
+        c2_destroy(c2);
+    }
+}
+
+/* --- output: buckets to handoff chunks --- */
+
+typedef struct {
+    h2_hchunk_type type;
+    const char *data;       /* DATA */
+    apr_size_t len;
+    int fd;                 /* FILE */
+    apr_off_t off;
+    int sendfile, mmap;
+    h2_resp_meta *meta;     /* HEADERS, INTERIM, TRAILERS */
+    int status;             /* RESET */
+} out_item;
+
+/* Move items into the stream under the session lock, waiting while the
+ * stream holds as much as H2StreamMaxMemSize allows. */
+static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flush)
+{
+    h2_session *s = ctx->session;
+    h2_stream *stream = ctx->stream;
+    apr_status_t rv = APR_SUCCESS;
+    int i, wake = flush || !s->output_buffering;
+    apr_size_t before;
+
+    apr_thread_mutex_lock(s->mutex);
+    before = stream->out_buffered;
+    for (i = 0; i < n; ++i) {
+        out_item *it = &items[i];
+        h2_hchunk *c;
+
+        while (stream->out_buffered >= s->stream_max_mem && !stream->aborted) {
+            /* the client reads slower than we produce: wait for room */
+            h2_session_stream_ready_locked(s, stream, 1);
+            stream->worker_waits = 1;
+            rv = apr_thread_cond_timedwait(ctx->worker->cond, s->mutex,
+                                           s->stream_timeout);
+            stream->worker_waits = 0;
+            if (APR_STATUS_IS_TIMEUP(rv)) {
+                break;
+            }
+            rv = APR_SUCCESS;
+        }
+        if (stream->aborted || rv != APR_SUCCESS) {
+            if (rv == APR_SUCCESS) rv = APR_ECONNABORTED;
+            for (; i < n; ++i) {
+                if (items[i].type == H2_HC_FILE) close(items[i].fd);
+            }
+            break;
+        }
+        if (stream->out_eos) {
+            if (it->type == H2_HC_FILE) close(it->fd);
+            continue;
+        }
+        switch (it->type) {
+        case H2_HC_DATA:
+            h2_hqueue_write(&stream->out, &s->hpool, it->data, it->len);
+            stream->out_buffered += it->len;
+            break;
+        case H2_HC_FILE:
+            c = h2_hpool_get(&s->hpool, H2_HC_FILE, 0);
+            c->fd = it->fd;
+            c->foff = it->off;
+            c->flen = it->len;
+            c->fd_sendfile = it->sendfile;
+            c->fd_mmap = it->mmap;
+            h2_hqueue_append(&stream->out, c);
+            stream->out_buffered += h2_hchunk_cost(c);
+            break;
+        case H2_HC_HEADERS:
+        case H2_HC_INTERIM:
+        case H2_HC_TRAILERS:
+            c = h2_hchunk_fields(&s->hpool, it->type, it->meta->status,
+                                 it->meta->fields);
+            h2_hqueue_append(&stream->out, c);
+            wake = 1;
+            break;
+        case H2_HC_EOS:
+        case H2_HC_RESET:
+            c = h2_hpool_get(&s->hpool, it->type, 0);
+            c->status = it->status;
+            h2_hqueue_append(&stream->out, c);
+            stream->out_eos = 1;
+            wake = 1;
+            break;
+        }
+    }
+    if (stream->out_buffered - before >= H2_HCHUNK_SIZE
+        || stream->out_buffered >= H2_HCHUNK_SIZE) {
+        wake = 1;
+    }
+    if (i > 0 || flush) {
+        h2_session_stream_ready_locked(s, stream, wake);
+    }
+    apr_thread_mutex_unlock(s->mutex);
+    return rv;
+}
+
+/* A small file is cheaper to read than to hand over: make it a heap bucket
+ * with one pread, without the mmap/munmap a plain bucket read would do. */
+static apr_status_t file_to_heap(apr_bucket *b)
+{
+    apr_bucket_file *fb = b->data;
+    apr_os_file_t fd;
+    char *buf;
+    apr_size_t len = b->length, got = 0;
+
+    apr_os_file_get(&fd, fb->fd);
+    buf = apr_bucket_alloc(len? len : 1, b->list);
+    while (got < len) {
+        ssize_t n = pread(fd, buf + got, len - got, b->start + (apr_off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            apr_bucket_free(buf);
+            return n < 0? APR_FROM_OS_ERROR(errno) : APR_EOF;
+        }
+        got += (apr_size_t)n;
+    }
+    apr_bucket_file_make(b, NULL, 0, 0, NULL);  /* drop the file reference */
+    apr_bucket_heap_make(b, buf, len, apr_bucket_free);
+    return APR_SUCCESS;
+}
+
+static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
+                         apr_size_t len, out_item *it, int *n)
+{
+    char *nbuf;
+    int status;
+    apr_table_t *fields;
+
+    nbuf = apr_palloc(c2->pool, ctx->interim_len + len + 1);
+    if (ctx->interim_len) memcpy(nbuf, ctx->interim, ctx->interim_len);
+    memcpy(nbuf + ctx->interim_len, data, len);
+    ctx->interim_len += len;
+    nbuf[ctx->interim_len] = 0;
+    ctx->interim = nbuf;
+    if (strstr(ctx->interim, "\r\n\r\n") || strstr(ctx->interim, "\n\n")) {
+        if (ctx->r && h2_response_parse_interim(ctx->r->pool, ctx->interim,
+                                                ctx->interim_len, &status,
+                                                &fields)) {
+            h2_resp_meta *m = apr_palloc(ctx->r->pool, sizeof(*m));
+            m->type = H2_HC_INTERIM;
+            m->status = status;
+            m->fields = fields;
+            memset(it, 0, sizeof(*it));
+            it->type = H2_HC_INTERIM;
+            it->meta = m;
+            ++*n;
+        }
+        ctx->interim = NULL;
+        ctx->interim_len = 0;
+    }
+}
+
+static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
+{
+    conn_rec *c2 = f->c;
+    h2_c2_ctx *ctx = c2_ctx(c2);
+    h2_session *s = ctx->session;
+    out_item items[H2_OUT_BATCH];
+    apr_status_t rv = APR_SUCCESS;
+
+    if (!ctx->stream) {
+        apr_brigade_cleanup(bb);
+        return APR_SUCCESS;
+    }
+    while (!APR_BRIGADE_EMPTY(bb)) {
+        apr_bucket *b, *last = NULL;
+        int n = 0, flush = 0, eor = 0;
+
+        /* gather without the lock; bucket memory stays valid until the
+         * buckets are deleted after delivery */
+        for (b = APR_BRIGADE_FIRST(bb);
+             b != APR_BRIGADE_SENTINEL(bb) && n < H2_OUT_BATCH && !eor;
+             b = APR_BUCKET_NEXT(b)) {
+            out_item *it = &items[n];
+            last = b;
+            if (H2_BUCKET_IS_RESP(b)) {
+                h2_resp_meta *m = b->data;
+                memset(it, 0, sizeof(*it));
+                it->type = m->type;
+                it->meta = m;
+                ++n;
+                if (m->type == H2_HC_HEADERS) ctx->seen_head = 1;
+            }
+            else if (APR_BUCKET_IS_EOS(b)) {
+                if (!ctx->seen_eos && ctx->seen_head) {
+                    memset(it, 0, sizeof(*it));
+                    it->type = H2_HC_EOS;
+                    ++n;
+                    ctx->seen_eos = 1;
+                }
+            }
+            else if (APR_BUCKET_IS_FLUSH(b)) {
+                flush = 1;
+            }
+            else if (AP_BUCKET_IS_ERROR(b)) {
+                if (ctx->seen_head && !ctx->seen_eos) {
+                    /* the response broke after its head went out */
+                    memset(it, 0, sizeof(*it));
+                    it->type = H2_HC_RESET;
+                    it->status = H2_ERR_INTERNAL_ERROR;
+                    ++n;
+                    ctx->seen_eos = 1;
+                }
+            }
+            else if (AP_BUCKET_IS_EOR(b)) {
+                /* deleting it ends the request: deliver everything first */
+                eor = 1;
+            }
+            else if (APR_BUCKET_IS_METADATA(b)) {
+                continue;
+            }
+            else if (ctx->seen_eos || b->length == 0) {
+                continue;
+            }
+            else if (APR_BUCKET_IS_FILE(b) && ctx->seen_head
+                     && b->length >= H2_FILE_DUP_MIN && !s->copy_files) {
+                apr_bucket_file *fb = b->data;
+                apr_os_file_t fd;
+                int nfd;
+                apr_os_file_get(&fd, fb->fd);
+                nfd = dup(fd);
+                if (nfd < 0) {
+                    rv = APR_FROM_OS_ERROR(errno);
+                    break;
+                }
+                memset(it, 0, sizeof(*it));
+                it->type = H2_HC_FILE;
+                it->fd = nfd;
+                it->off = b->start;
+                it->len = b->length;
+                it->sendfile = (apr_file_flags_get(fb->fd) & APR_SENDFILE_ENABLED) != 0;
+                it->mmap = fb->can_mmap;
+                ++n;
+            }
+            else {
+                const char *data;
+                apr_size_t len;
+                if (APR_BUCKET_IS_FILE(b) && b->length <= H2_FILE_DUP_MIN * 4
+                    && (rv = file_to_heap(b)) != APR_SUCCESS) {
+                    break;
+                }
+                rv = apr_bucket_read(b, &data, &len, APR_NONBLOCK_READ);
+                if (APR_STATUS_IS_EAGAIN(rv)) {
+                    /* a slow producer (CGI, proxy): pass on what we have,
+                     * then wait for it */
+                    rv = out_deliver(ctx, items, n, 1);
+                    n = 0;
+                    if (rv == APR_SUCCESS) {
+                        rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
+                    }
+                }
+                if (rv != APR_SUCCESS) {
+                    break;
+                }
+                if (!ctx->seen_head) {
+                    interim_text(ctx, c2, data, len, &items[n], &n);
+                }
+                else if (len > 0) {
+                    it = &items[n];
+                    memset(it, 0, sizeof(*it));
+                    it->type = H2_HC_DATA;
+                    it->data = data;
+                    it->len = len;
+                    ++n;
+                }
+            }
+        }
+        if (rv == APR_SUCCESS) {
+            rv = out_deliver(ctx, items, n, flush || eor);
+        }
+        else {
+            int i;
+            for (i = 0; i < n; ++i) {
+                if (items[i].type == H2_HC_FILE) close(items[i].fd);
+            }
+        }
+        if (rv != APR_SUCCESS) {
+            c2->aborted = 1;
+            apr_brigade_cleanup(bb);
+            return rv;
+        }
+        /* delete what was delivered, the EOR (and with it the request) last */
+        while (!APR_BRIGADE_EMPTY(bb)) {
+            b = APR_BRIGADE_FIRST(bb);
+            if (AP_BUCKET_IS_EOR(b)) {
+                ctx->r = NULL;
+            }
+            apr_bucket_delete(b);
+            if (b == last) break;
+        }
+    }
+    return rv;
+}
+
+/* --- input: the request body --- */
+
+static apr_status_t send_100_continue(h2_c2_ctx *ctx)
+{
+    h2_resp_meta m = { H2_HC_INTERIM, 100, NULL };
+    out_item it;
+    memset(&it, 0, sizeof(it));
+    it.type = H2_HC_INTERIM;
+    it.meta = &m;
+    ctx->sent_100 = 1;
+    return out_deliver(ctx, &it, 1, 1);
+}
+
+static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
+                                 ap_input_mode_t mode, apr_read_type_e block,
+                                 apr_off_t readbytes)
+{
+    conn_rec *c2 = f->c;
+    h2_c2_ctx *ctx = c2_ctx(c2);
+    h2_session *s = ctx->session;
+    h2_stream *stream = ctx->stream;
+    apr_status_t rv = APR_SUCCESS;
+    apr_off_t n = 0, limit;
+    h2_hchunk *c;
+    int spec = (mode == AP_MODE_SPECULATIVE);
+
+    if (!stream) {
+        return APR_EOF;
+    }
+    if (mode == AP_MODE_INIT) {
+        return APR_SUCCESS;
+    }
+    if (mode != AP_MODE_READBYTES && mode != AP_MODE_SPECULATIVE
+        && mode != AP_MODE_GETLINE && mode != AP_MODE_EXHAUSTIVE) {
+        return APR_ENOTIMPL;
+    }
+    if (ctx->r && ctx->r->expecting_100 && !ctx->sent_100) {
+        /* the client waits for our go before it sends the body */
+        request_rec *rr;
+        for (rr = ctx->r; rr; rr = rr->main) rr->expecting_100 = 0;
+        if ((rv = send_100_continue(ctx)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    if (mode == AP_MODE_EXHAUSTIVE || readbytes <= 0) {
+        readbytes = APR_INT32_MAX;
+    }
+
+    apr_thread_mutex_lock(s->mutex);
+    while (!stream->in.first && !stream->in_eos && !stream->aborted) {
+        if (block == APR_NONBLOCK_READ) {
+            apr_thread_mutex_unlock(s->mutex);
+            return APR_EAGAIN;
+        }
+        if (stream->in_consumed > 0) {
+            /* the client may wait for window to send more */
+            h2_session_stream_ready_locked(s, stream, 1);
+        }
+        stream->worker_waits = 1;
+        rv = apr_thread_cond_timedwait(ctx->worker->cond, s->mutex,
+                                       s->stream_timeout);
+        stream->worker_waits = 0;
+        if (APR_STATUS_IS_TIMEUP(rv)) {
+            apr_thread_mutex_unlock(s->mutex);
+            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, rv, c2, APLOGNO(21032)
+                          "h2_c2(%ld-%d): request body timed out",
+                          s->c1->id, stream->id);
+            return rv;
+        }
+        rv = APR_SUCCESS;
+    }
+    if (stream->aborted) {
+        apr_thread_mutex_unlock(s->mutex);
+        c2->aborted = 1;
+        return APR_ECONNABORTED;
+    }
+    for (c = stream->in.first; c && n < readbytes; ) {
+        apr_size_t k = c->end - c->start;
+        const char *d = c->data + c->start;
+        int line_end = 0;
+        if ((apr_off_t)k > readbytes - n) {
+            k = (apr_size_t)(readbytes - n);
+        }
+        if (mode == AP_MODE_GETLINE) {
+            const char *lf = memchr(d, '\n', k);
+            if (lf) {
+                k = (apr_size_t)(lf - d) + 1;
+                line_end = 1;
+            }
+        }
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_heap_create(d, k, NULL, c2->bucket_alloc));
+        n += (apr_off_t)k;
+        if (spec) {
+            c = c->next;
+        }
+        else {
+            c->start += k;
+            stream->in.mem -= k;
+            if (c->start == c->end) {
+                h2_hpool_put(&s->hpool, h2_hqueue_pop(&stream->in));
+                c = stream->in.first;
+            }
+        }
+        if (line_end) {
+            break;
+        }
+    }
+    if (!spec && n > 0) {
+        stream->in_consumed += (apr_size_t)n;
+        if (stream->in_consumed >= H2_HCHUNK_SIZE || !stream->in.first) {
+            /* let the client send more */
+            h2_session_stream_ready_locked(s, stream, 1);
+        }
+    }
+    if (!spec && !stream->in.first && stream->in_eos) {
+        if (stream->trailers_in && ctx->r && ctx->r->trailers_in) {
+            apr_table_overlap(ctx->r->trailers_in, stream->trailers_in,
+                              APR_OVERLAP_TABLES_SET);
+        }
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(c2->bucket_alloc));
+    }
+    apr_thread_mutex_unlock(s->mutex);
+
+    if (!spec) {
+        ctx->body_read += n;
+        limit = ctx->r? (apr_off_t)ap_get_limit_req_body(ctx->r) : 0;
+        if (limit > 0 && ctx->body_read > limit) {
+            ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, c2, APLOGNO(21033)
+                          "h2_c2(%ld-%d): request body over LimitRequestBody %"
+                          APR_OFF_T_FMT, s->c1->id, stream->id, limit);
+            apr_brigade_cleanup(bb);
+            return APR_ENOSPC;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+/* --- running streams --- */
+
+static void c2_process(h2_worker *wk, h2_stream *stream)
+{
+    h2_session *s = stream->session;
+    conn_rec *c2 = NULL;
+    h2_c2_ctx *ctx;
+    int aborted;
+
+    apr_thread_mutex_lock(s->mutex);
+    stream->worker = wk;
+    aborted = stream->aborted;
+    if (!aborted && s->c2_free->nelts > 0) {
+        c2 = *(conn_rec **)apr_array_pop(s->c2_free);
+    }
+    apr_thread_mutex_unlock(s->mutex);
+
+    if (!aborted) {
+        if (!c2) {
+            c2 = c2_create(s, wk);
+        }
+        ctx = c2_ctx(c2);
+        ctx->stream = stream;
+        ctx->worker = wk;
+        ctx->r = NULL;
+        ctx->body_read = 0;
+        ctx->sent_100 = ctx->seen_head = ctx->seen_eos = 0;
+        ctx->interim = NULL;
+        ctx->interim_len = 0;
+        c2->aborted = 0;
+        c2->current_thread = wk->thread;
+
+        h2_request_run(c2, stream, &ctx->r);
+
+        if (!ctx->seen_eos) {
+            /* the request ended without completing its response */
+            out_item it;
+            memset(&it, 0, sizeof(it));
+            it.type = H2_HC_RESET;
+            it.status = c2->aborted? H2_ERR_CANCEL : H2_ERR_INTERNAL_ERROR;
+            out_deliver(ctx, &it, 1, 1);
+        }
+        ctx->stream = NULL;
+        ctx->worker = NULL;
+        apr_table_clear(c2->notes);
+        apr_thread_mutex_lock(s->mutex);
+        APR_ARRAY_PUSH(s->c2_free, conn_rec *) = c2;
+        apr_thread_mutex_unlock(s->mutex);
+    }
+    h2_session_stream_done(s, stream);
+}
+
+void h2_c2_schedule(h2_stream **streams, int n)
+{
+    h2_workers_push(workers, streams, n);
+}
+
+int h2_c2_unschedule(h2_stream *stream)
+{
+    return h2_workers_unqueue(workers, stream);
+}
+
+static apr_status_t shells_cleanup(void *data)
+{
+    c2_shell *sh;
+    while ((sh = shells) != NULL) {
+        shells = sh->next;
+        apr_pool_destroy(sh->pool);
+        free(sh);
+    }
+    nshells = 0;
+    return APR_SUCCESS;
+}
+
+apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    int minw, maxw, idle;
+    apr_status_t rv;
+
+    rv = apr_thread_mutex_create(&shells_mutex, APR_THREAD_MUTEX_DEFAULT, pchild);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = apr_socket_create(&dummy_socket, APR_INET, SOCK_STREAM, APR_PROTO_TCP,
+                           pchild);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    /* modules ask the MPM about connections; secondaries answer as their
+     * primary does */
+    mpm_module = ap_find_linked_module(apr_pstrcat(pchild, ap_show_mpm(), ".c", NULL));
+    h2_config_workers(s, &minw, &maxw, &idle);
+    apr_pool_cleanup_register(pchild, NULL, shells_cleanup, apr_pool_cleanup_null);
+    workers = h2_workers_create(s, pchild, minw, maxw, idle, c2_process);
+    return APR_SUCCESS;
+}
+
+void h2_c2_register_hooks(void)
+{
+    c2_in_handle = ap_register_input_filter("H2_C2_IN", c2_in_filter, NULL,
+                                            AP_FTYPE_NETWORK);
+    c2_out_handle = ap_register_output_filter("H2_C2_OUT", c2_out_filter, NULL,
+                                              AP_FTYPE_NETWORK);
+    ap_register_output_filter("H2_RESPONSE", h2_response_filter, NULL,
+                              AP_FTYPE_PROTOCOL);
+}

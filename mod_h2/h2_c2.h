@@ -1,0 +1,48 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_C2_H
+#define H2_C2_H
+
+#include <httpd.h>
+
+struct h2_session;
+struct h2_stream;
+
+/* Secondary connections: each stream's request runs on one, in a worker
+ * thread, through httpd's ordinary request processing. A session keeps
+ * the secondaries it has set up for reuse while it is busy. */
+
+/* Child init: worker pool and caches. */
+apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s);
+
+/* Hand n streams to the workers. */
+void h2_c2_schedule(struct h2_stream **streams, int n);
+
+/* Take stream back if no worker started it; 1 if it was taken back. */
+int h2_c2_unschedule(struct h2_stream *stream);
+
+/* Give the session's idle secondary connections back to the process
+ * cache. Call from the connection thread when no worker runs for it. */
+void h2_c2_release_idle(struct h2_session *session);
+
+/* 1 if c is one of our secondary connections. */
+int h2_c2_is(const conn_rec *c);
+
+/* The stream a secondary connection currently serves, or NULL. */
+struct h2_stream *h2_c2_stream(const conn_rec *c);
+
+void h2_c2_register_hooks(void);
+
+#endif

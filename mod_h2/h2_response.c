@@ -1,0 +1,229 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <apr_strings.h>
+#include <apr_lib.h>
+#include <httpd.h>
+#include <http_core.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include <util_time.h>
+
+#include "h2.h"
+#include "h2_response.h"
+
+APLOG_USE_MODULE(h2);
+
+static apr_status_t resp_read(apr_bucket *b, const char **str, apr_size_t *len,
+                              apr_read_type_e block)
+{
+    *str = NULL;
+    *len = 0;
+    return APR_SUCCESS;
+}
+
+static void resp_destroy(void *data)
+{
+    apr_bucket_free(data);
+}
+
+const apr_bucket_type_t h2_bucket_type_resp = {
+    "H2_RESPONSE", 5, APR_BUCKET_METADATA,
+    resp_destroy,
+    resp_read,
+    apr_bucket_setaside_noop,
+    apr_bucket_split_notimpl,
+    apr_bucket_simple_copy
+};
+
+apr_bucket *h2_bucket_resp_create(apr_bucket_alloc_t *list, h2_hchunk_type type,
+                                  int status, apr_table_t *fields)
+{
+    apr_bucket *b = apr_bucket_alloc(sizeof(*b), list);
+    h2_resp_meta *m = apr_bucket_alloc(sizeof(*m), list);
+
+    APR_BUCKET_INIT(b);
+    m->type = type;
+    m->status = status;
+    m->fields = fields;
+    b->free = apr_bucket_free;
+    b->list = list;
+    b->type = &h2_bucket_type_resp;
+    b->length = 0;
+    b->start = 0;
+    b->data = m;
+    return b;
+}
+
+typedef struct {
+    request_rec *r;          /* the request this state is for */
+    int head_sent;
+    int body_allowed;
+    int trailers_done;
+} resp_ctx;
+
+/* What HTTP_HEADER would put into an HTTP/1.1 head, as HTTP/2 fields. */
+static apr_table_t *response_fields(request_rec *r)
+{
+    apr_table_t *h;
+    char *date;
+
+    if (!apr_is_empty_table(r->err_headers_out)) {
+        r->headers_out = apr_table_overlay(r->pool, r->err_headers_out,
+                                           r->headers_out);
+        apr_table_clear(r->err_headers_out);
+    }
+    h = r->headers_out;
+    if (r->content_type) {
+        apr_table_setn(h, "Content-Type", ap_make_content_type(r, r->content_type));
+    }
+    if (r->content_encoding) {
+        apr_table_setn(h, "Content-Encoding", r->content_encoding);
+    }
+    if (r->content_languages && r->content_languages->nelts > 0) {
+        apr_table_setn(h, "Content-Language",
+                       apr_array_pstrcat(r->pool, r->content_languages, ','));
+    }
+    if (apr_table_get(r->notes, "no-etag")) {
+        apr_table_unset(h, "ETag");
+    }
+    /* a proxied response keeps the origin's Date and Server */
+    if (r->proxyreq == PROXYREQ_NONE || !apr_table_get(h, "Date")) {
+        date = apr_palloc(r->pool, APR_RFC822_DATE_LEN);
+        ap_recent_rfc822_date(date, r->request_time);
+        apr_table_setn(h, "Date", date);
+    }
+    if (r->proxyreq == PROXYREQ_NONE || !apr_table_get(h, "Server")) {
+        const char *banner = ap_get_server_banner();
+        if (banner && *banner) {
+            apr_table_setn(h, "Server", banner);
+        }
+    }
+    /* HTTP/2 has its own framing and connection management */
+    apr_table_unset(h, "Connection");
+    apr_table_unset(h, "Keep-Alive");
+    apr_table_unset(h, "Proxy-Connection");
+    apr_table_unset(h, "Transfer-Encoding");
+    apr_table_unset(h, "Upgrade");
+    if (r->status == HTTP_NOT_MODIFIED || r->status == HTTP_NO_CONTENT) {
+        apr_table_unset(h, "Content-Length");
+    }
+    if (r->status == HTTP_NOT_MODIFIED) {
+        apr_table_unset(h, "Content-Type");
+        apr_table_unset(h, "Content-Encoding");
+    }
+    return h;
+}
+
+apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
+{
+    request_rec *r = f->r;
+    resp_ctx *ctx = f->ctx;
+    apr_bucket *b, *next;
+
+    if (!ctx || ctx->r != r) {
+        /* internal redirects hand this filter to a new request */
+        ctx = f->ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+        ctx->r = r;
+    }
+    if (!ctx->head_sent) {
+        ap_bucket_error *eb = NULL;
+        int status;
+
+        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
+             b = APR_BUCKET_NEXT(b)) {
+            if (AP_BUCKET_IS_ERROR(b) && !eb) {
+                eb = b->data;
+            }
+        }
+        if (eb) {
+            /* an error before any output: answer with its error page */
+            status = eb->status;
+            apr_brigade_cleanup(bb);
+            ap_die(status, r);
+            return AP_FILTER_ERROR;
+        }
+        status = r->status;
+        if (status < 200) {
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21030)
+                          "h2: final response with status %d, sending 500",
+                          status);
+            status = r->status = HTTP_INTERNAL_SERVER_ERROR;
+        }
+        b = h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_HEADERS, status,
+                                  response_fields(r));
+        APR_BRIGADE_INSERT_HEAD(bb, b);
+        ctx->head_sent = 1;
+        r->sent_bodyct = 1;
+        ctx->body_allowed = !r->header_only && status != HTTP_NO_CONTENT
+                            && status != HTTP_NOT_MODIFIED;
+    }
+    for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = next) {
+        next = APR_BUCKET_NEXT(b);
+        if (APR_BUCKET_IS_EOS(b)) {
+            if (!ctx->trailers_done && r->trailers_out
+                && !apr_is_empty_table(r->trailers_out)) {
+                APR_BUCKET_INSERT_BEFORE(b, h2_bucket_resp_create(
+                    f->c->bucket_alloc, H2_HC_TRAILERS, 0, r->trailers_out));
+            }
+            ctx->trailers_done = 1;
+        }
+        else if (!ctx->body_allowed && !APR_BUCKET_IS_METADATA(b)) {
+            apr_bucket_delete(b);
+        }
+    }
+    return ap_pass_brigade(f->next, bb);
+}
+
+int h2_response_parse_interim(apr_pool_t *p, const char *text, apr_size_t len,
+                              int *pstatus, apr_table_t **pfields)
+{
+    const char *end = text + len, *line, *eol, *sp;
+    apr_table_t *fields = apr_table_make(p, 5);
+    int status;
+
+    eol = memchr(text, '\n', len);
+    sp = memchr(text, ' ', len);
+    if (!eol || !sp || sp > eol || strncmp(text, "HTTP/", 5)) {
+        return 0;
+    }
+    status = atoi(sp + 1);
+    if (status < 100 || status > 199) {
+        return 0;
+    }
+    for (line = eol + 1; line < end; line = eol + 1) {
+        const char *colon, *v, *ve;
+        eol = memchr(line, '\n', (apr_size_t)(end - line));
+        if (!eol) {
+            eol = end;
+        }
+        ve = eol;
+        if (ve > line && ve[-1] == '\r') --ve;
+        if (ve == line) {
+            break;     /* the blank line ends the head */
+        }
+        colon = memchr(line, ':', (apr_size_t)(ve - line));
+        if (!colon) {
+            continue;
+        }
+        for (v = colon + 1; v < ve && (*v == ' ' || *v == '\t'); ++v)
+            ;
+        apr_table_addn(fields, apr_pstrmemdup(p, line, (apr_size_t)(colon - line)),
+                       apr_pstrmemdup(p, v, (apr_size_t)(ve - v)));
+    }
+    *pstatus = status;
+    *pfields = fields;
+    return 1;
+}

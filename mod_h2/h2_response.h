@@ -1,0 +1,50 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_RESPONSE_H
+#define H2_RESPONSE_H
+
+#include <apr_buckets.h>
+#include <httpd.h>
+#include <util_filter.h>
+#include "h2_handoff.h"
+
+/* The response head of a request in HTTP/2 form. It replaces httpd's
+ * HTTP_HEADER filter: instead of an HTTP/1.1 status line and header text
+ * it sends one metadata bucket with status and fields down to the
+ * secondary connection's output, followed by the body and, at the end,
+ * a trailer bucket if the request has trailers. */
+
+typedef struct h2_resp_meta {
+    h2_hchunk_type type;    /* H2_HC_HEADERS, H2_HC_INTERIM or H2_HC_TRAILERS */
+    int status;
+    apr_table_t *fields;
+} h2_resp_meta;
+
+extern const apr_bucket_type_t h2_bucket_type_resp;
+#define H2_BUCKET_IS_RESP(e) ((e)->type == &h2_bucket_type_resp)
+
+/* A metadata bucket carrying meta; fields must live as long as the bucket. */
+apr_bucket *h2_bucket_resp_create(apr_bucket_alloc_t *list, h2_hchunk_type type,
+                                  int status, apr_table_t *fields);
+
+/* The H2_RESPONSE protocol output filter. */
+apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb);
+
+/* Parse an HTTP/1.1 interim response as ap_send_interim_response() writes
+ * it ("HTTP/1.1 103 ...\r\nName: value\r\n\r\n"). 1 on success. */
+int h2_response_parse_interim(apr_pool_t *p, const char *text, apr_size_t len,
+                              int *pstatus, apr_table_t **pfields);
+
+#endif

@@ -1,0 +1,82 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <apr_strings.h>
+#include <httpd.h>
+#include <http_config.h>
+#include <http_connection.h>
+#include <http_core.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <ap_mpm.h>
+#include <nghttp2/nghttp2.h>
+
+#include "h2.h"
+#include "h2_config.h"
+#include "h2_c1.h"
+#include "h2_c2.h"
+#include "h2_protocol.h"
+
+/* mod_h2: HTTP/2 for Apache httpd. Hooks into httpd's connection and
+ * protocol phases; everything else lives in the h2_* files. */
+
+static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                          apr_pool_t *ptemp, server_rec *s)
+{
+    nghttp2_info *ngh = nghttp2_version(0);
+    int minw, maxw, idle;
+
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return OK;
+    }
+    h2_config_workers(s, &minw, &maxw, &idle);
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, APLOGNO(21060)
+                 "mod_h2 %s (nghttp2 %s), mpm %s, workers %d-%d",
+                 MOD_H2_VERSION, ngh->version_str, ap_show_mpm(), minw, maxw);
+    return OK;
+}
+
+static void h2_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    apr_status_t rv = h2_c2_child_init(pchild, s);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, APLOGNO(21061)
+                     "mod_h2: child init failed, HTTP/2 will not work");
+    }
+}
+
+static void h2_register_hooks(apr_pool_t *p)
+{
+    ap_hook_post_config(h2_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(h2_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    /* before httpd's HTTP/1.1 connection handler */
+    ap_hook_process_connection(h2_c1_process_connection, NULL, NULL,
+                               APR_HOOK_FIRST);
+    ap_hook_pre_close_connection(h2_c1_pre_close, NULL, NULL, APR_HOOK_MIDDLE);
+    h2_protocol_register_hooks();
+    h2_c2_register_hooks();
+}
+
+AP_DECLARE_MODULE(h2) = {
+    STANDARD20_MODULE_STUFF,
+    h2_config_create_dir,
+    h2_config_merge,
+    h2_config_create_srv,
+    h2_config_merge,
+    h2_cmds,
+    h2_register_hooks,
+#if defined(AP_MODULE_FLAG_ALWAYS_MERGE)
+    AP_MODULE_FLAG_ALWAYS_MERGE
+#endif
+};
