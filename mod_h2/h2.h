@@ -45,6 +45,11 @@ typedef enum {
 #define H2_FRAME_HDR_LEN 9
 #define H2_MAX_FRAME_PAYLOAD_DEFAULT 16384
 
+/* Bodies of HTTP/1.1 requests that upgrade to h2c arrive before the
+ * HTTP/2 preface (the wire puts them first) and are held in memory until
+ * stream 1 reads them; larger ones are served over HTTP/1.1 instead. */
+#define H2_UPGRADE_BODY_MAX (1024 * 1024)
+
 /* Name of the HTTP/2 protocols as httpd's Protocols directive knows them. */
 #define H2_PROTO_TLS   "h2"
 #define H2_PROTO_CLEAR "h2c"

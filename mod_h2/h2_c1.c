@@ -53,24 +53,52 @@ static int direct_allowed(conn_rec *c, int tls)
                                             tls? H2_PROTO_TLS : H2_PROTO_CLEAR);
 }
 
+typedef enum {
+    H2_START_OTHER,     /* HTTP/1.x (or not yet known) */
+    H2_START_PREFACE,   /* the HTTP/2 client preface */
+    H2_START_INVALID,   /* neither: no HTTP/1.x request line either */
+} h2_start;
+
+/* RFC 9113 3.4: where a client may start with the preface, a start that
+ * is neither the preface nor an HTTP/1.x request line is a failed
+ * preface, and the connection closes without an HTTP/1.1 answer. */
+static h2_start classify_start(const char *buf, apr_size_t len)
+{
+    const char *eol, *sp1, *sp2;
+
+    if (len >= H2_PREFACE_LEN && !memcmp(buf, H2_PREFACE, H2_PREFACE_LEN)) {
+        return H2_START_PREFACE;
+    }
+    eol = memchr(buf, '\n', len);
+    if (!eol) {
+        return H2_START_OTHER;
+    }
+    sp1 = memchr(buf, ' ', (apr_size_t)(eol - buf));
+    sp2 = sp1? memchr(sp1 + 1, ' ', (apr_size_t)(eol - sp1 - 1)) : NULL;
+    if (sp2 && strncmp(sp2 + 1, "HTTP/", 5)) {
+        return H2_START_INVALID;   /* three words, the last not HTTP/x.y */
+    }
+    return H2_START_OTHER;
+}
+
 /* Look at the first bytes without consuming them. On TLS this also runs
  * the handshake, during which ALPN may select h2. */
-static int starts_with_preface(conn_rec *c, apr_size_t want)
+static h2_start peek_start(conn_rec *c, apr_size_t want)
 {
     apr_bucket_brigade *bb = apr_brigade_create(c->pool, c->bucket_alloc);
-    char buf[H2_PREFACE_LEN];
+    char buf[256];
     apr_size_t len = sizeof(buf);
     apr_status_t rv;
-    int match = 0;
+    h2_start start = H2_START_OTHER;
 
     rv = ap_get_brigade(c->input_filters, bb, AP_MODE_SPECULATIVE,
                         APR_BLOCK_READ, (apr_off_t)want);
-    if (rv == APR_SUCCESS && want >= H2_PREFACE_LEN
+    if (rv == APR_SUCCESS && want > 1
         && apr_brigade_flatten(bb, buf, &len) == APR_SUCCESS) {
-        match = (len == H2_PREFACE_LEN && !memcmp(buf, H2_PREFACE, len));
+        start = classify_start(buf, len);
     }
     apr_brigade_destroy(bb);
-    return match;
+    return start;
 }
 
 /* The idle connection waits in the MPM; where the MPM can, in its I/O
@@ -134,7 +162,8 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
 int h2_c1_process_connection(conn_rec *c)
 {
     h2_c1_ctx *ctx;
-    int tls;
+    h2_start start;
+    int tls, direct;
 
     if (c->master) {
         return DECLINED;
@@ -152,14 +181,19 @@ int h2_c1_process_connection(conn_rec *c)
     }
     ctx = h2_c1_ctx_get(c, 1);
     ctx->checked = 1;
-    if (!starts_with_preface(c, (!tls || direct_allowed(c, tls))? H2_PREFACE_LEN : 1)) {
-        if (!ctx->protocol) {
+    direct = direct_allowed(c, tls);
+    start = peek_start(c, direct? 256 : 1);
+    if (!ctx->protocol) {
+        if (!direct || start == H2_START_OTHER) {
             return DECLINED;
         }
-    }
-    else if (!ctx->protocol) {
-        if (!direct_allowed(c, tls)) {
-            return DECLINED;
+        if (start == H2_START_INVALID) {
+            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, c, APLOGNO(21051)
+                          "h2_c1(%ld): neither HTTP/2 preface nor HTTP/1.x "
+                          "request, closing", c->id);
+            c->keepalive = AP_CONN_CLOSE;
+            c->aborted = 1;
+            return DONE;
         }
         ctx->protocol = tls? H2_PROTO_TLS : H2_PROTO_CLEAR;
     }

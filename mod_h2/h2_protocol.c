@@ -55,6 +55,25 @@ int h2_protocol_tls_ok(conn_rec *c, server_rec *s)
     return h2_tls_policy_acceptable(proto, cipher);
 }
 
+/* The body of an upgrading request must be read before the 101 changes the
+ * wire to HTTP/2. A client waiting for "100 Continue" would only send it
+ * after an HTTP/1.1 answer we can no longer give, and a body over
+ * H2_UPGRADE_BODY_MAX would have to be held in memory: such requests
+ * stay HTTP/1.1. */
+static int upgrade_body_ok(request_rec *r)
+{
+    const char *expect = apr_table_get(r->headers_in, "Expect");
+    const char *cl = apr_table_get(r->headers_in, "Content-Length");
+
+    if (expect && *expect) {
+        return 0;
+    }
+    if (cl && apr_atoi64(cl) > H2_UPGRADE_BODY_MAX) {
+        return 0;
+    }
+    return 1;
+}
+
 static int h2_protocol_propose(conn_rec *c, request_rec *r, server_rec *s,
                                const apr_array_header_t *offers,
                                apr_array_header_t *proposals)
@@ -71,6 +90,9 @@ static int h2_protocol_propose(conn_rec *c, request_rec *r, server_rec *s,
          * client's settings */
         if (tls || !offered(offers, H2_PROTO_CLEAR)
             || upgrade == 0 || !apr_table_get(r->headers_in, "HTTP2-Settings")) {
+            return DECLINED;
+        }
+        if (!upgrade_body_ok(r)) {
             return DECLINED;
         }
         APR_ARRAY_PUSH(proposals, const char *) = H2_PROTO_CLEAR;

@@ -35,11 +35,6 @@
 
 APLOG_USE_MODULE(h2);
 
-/* Bodies of HTTP/1.1 requests that upgrade to h2c are read before the
- * HTTP/2 preface (the wire puts them first), so they are held in memory;
- * larger ones get 413 on stream 1. */
-#define H2_UPGRADE_BODY_MAX (1024 * 1024)
-
 /* Flood budgets: frames that cost us work but carry nothing, counted per
  * second. A client over budget gets GOAWAY ENHANCE_YOUR_CALM. */
 #define H2_ABUSE_EMPTY_FRAMES_PER_SEC  200
@@ -204,6 +199,40 @@ static ssize_t on_send(nghttp2_session *ngh, const uint8_t *data, size_t len,
     return (ssize_t)len;
 }
 
+static int recently_closed(h2_session *s, int32_t id)
+{
+    int i;
+    for (i = 0; i < H2_CLOSED_RING; ++i) {
+        if (s->closed_ring[i] == id) return 1;
+    }
+    return 0;
+}
+
+/* RFC 9113 5.1.1: a new stream's id must be larger than any the client
+ * used before. nghttp2 ignores a smaller one, since it may be trailers on
+ * a stream it already forgot; a stream we never saw is no such case. */
+static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
+                          void *ud)
+{
+    h2_session *s = ud;
+
+    if (hd->type != NGHTTP2_HEADERS || !(hd->stream_id & 1)) {
+        return 0;
+    }
+    if (hd->stream_id > s->max_client_stream) {
+        s->max_client_stream = hd->stream_id;
+    }
+    else if (!nghttp2_session_find_stream(ngh, hd->stream_id)
+             && !recently_closed(s, hd->stream_id) && !s->goaway_sent) {
+        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21024)
+                      "h2_session(%ld): client opened stream %d after %d",
+                      s->c1->id, hd->stream_id, s->max_client_stream);
+        nghttp2_session_terminate_session(ngh, H2_ERR_PROTOCOL_ERROR);
+        s->goaway_sent = 1;
+    }
+    return 0;
+}
+
 static int on_begin_headers(nghttp2_session *ngh, const nghttp2_frame *frame,
                             void *ud)
 {
@@ -271,6 +300,7 @@ static void answer_directly(h2_session *s, h2_stream *stream, int status)
 
 static void schedule_later(h2_session *s, h2_stream *stream)
 {
+    stream->scheduled = 1;
     stream->next_new = NULL;
     if (s->new_last) s->new_last->next_new = stream;
     else s->new_first = stream;
@@ -387,7 +417,8 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
 
     if (stream) {
         apr_thread_mutex_lock(s->mutex);
-        if (stream->processing && !stream->out_done && !stream->aborted) {
+        /* a stream may get its body before a worker picked it up */
+        if (stream->scheduled && !stream->out_done && !stream->aborted) {
             h2_hqueue_write(&stream->in, &s->hpool, (const char *)data, len);
             stream->in_total += len;
             if (stream->worker_waits) {
@@ -400,6 +431,15 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
     if (drop) {
         /* nobody will read it: keep the windows open regardless */
         nghttp2_session_consume(ngh, stream_id, len);
+        if (stream && stream->state == H2_SS_CLOSED_LOCAL
+            && (stream->in_dropped += len) > (apr_off_t)s->window_size) {
+            /* The response is complete and the client still uploads more
+             * than a window's worth nobody reads: RFC 9113 8.1 lets us
+             * stop it. Smaller rests are read, so that a malformed
+             * request still gets its PROTOCOL_ERROR. */
+            nghttp2_submit_rst_stream(ngh, NGHTTP2_FLAG_NONE, stream_id,
+                                      H2_ERR_NO_ERROR);
+        }
     }
     return 0;
 }
@@ -417,6 +457,7 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
         return 0;
     }
     nghttp2_session_set_stream_user_data(ngh, stream_id, NULL);
+    s->closed_ring[s->closed_ring_next++ % H2_CLOSED_RING] = stream_id;
     stream->closed = 1;
     s->open_streams--;
     if (error_code) {
@@ -471,12 +512,6 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
             && (stream = get_stream(s, frame->hd.stream_id)) != NULL) {
             h2_stream_transit(stream, H2_SSEV_EOS_OUT);
-            if (stream->state == H2_SS_CLOSED_LOCAL) {
-                /* response complete while the request body still comes:
-                 * RFC 9113 8.1 lets us tell the client to stop sending */
-                nghttp2_submit_rst_stream(ngh, NGHTTP2_FLAG_NONE, stream->id,
-                                          H2_ERR_NO_ERROR);
-            }
         }
         break;
     default:
@@ -878,25 +913,25 @@ static int collect(h2_session *s)
     s->sent_first = NULL;
     ready = s->ready_first;
     s->ready_first = s->ready_last = NULL;
-    for (stream = ready; stream; stream = stream->next_ready) {
-        stream->ready = 0;
-        h2_hqueue_move(&stream->c1_out, &stream->out);
-    }
     apr_thread_mutex_unlock(s->mutex);
 
+    /* A stream stays marked ready (so no worker relinks it) until its
+     * output moved over under the lock; only then may it be listed anew. */
     while (ready) {
         apr_size_t consumed;
         int done;
 
         stream = ready;
+        apr_thread_mutex_lock(s->mutex);
         ready = stream->next_ready;
         stream->next_ready = NULL;
-        ++n;
-        apr_thread_mutex_lock(s->mutex);
+        stream->ready = 0;
+        h2_hqueue_move(&stream->c1_out, &stream->out);
         consumed = stream->in_consumed;
         stream->in_consumed = 0;
         done = !stream->processing;
         apr_thread_mutex_unlock(s->mutex);
+        ++n;
 
         if (stream->closed) {
             if (done && stream->closed == 1) {
@@ -1243,6 +1278,7 @@ static nghttp2_session_callbacks *make_callbacks(void)
     nghttp2_session_callbacks *cbs;
     nghttp2_session_callbacks_new(&cbs);
     nghttp2_session_callbacks_set_send_callback(cbs, on_send);
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cbs, on_begin_frame);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, on_begin_headers);
     nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
@@ -1374,7 +1410,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     h2_session *s;
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
-    nghttp2_settings_entry settings[4];
+    nghttp2_settings_entry settings[2];
     apr_int64_t conn_win;
     int rv;
 
@@ -1418,7 +1454,6 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     cbs = make_callbacks();
     nghttp2_option_new(&opt);
     nghttp2_option_set_no_auto_window_update(opt, 1);
-    nghttp2_option_set_no_closed_streams(opt, 1);
     nghttp2_option_set_max_settings(opt, 32);
     nghttp2_option_set_max_outbound_ack(opt, 1000);
     nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
@@ -1439,9 +1474,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     settings[0].value = (uint32_t)s->max_streams;
     settings[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
     settings[1].value = (uint32_t)s->window_size;
-    settings[2].settings_id = NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES;
-    settings[2].value = 1;
-    nghttp2_submit_settings(s->ngh, NGHTTP2_FLAG_NONE, settings, 3);
+    nghttp2_submit_settings(s->ngh, NGHTTP2_FLAG_NONE, settings, 2);
 
     /* The connection window only has to cover what all streams may have
      * in flight; stream windows do the actual bounding. */

@@ -27,6 +27,10 @@
 
 struct h2_stream;
 
+/* Stream ids remembered after close, to tell late frames on a closed
+ * stream from a client reusing ids it never opened. */
+#define H2_CLOSED_RING 64
+
 /* The life of an HTTP/2 connection as mod_h2 drives it. */
 typedef enum {
     H2_SESS_INIT,      /* created, nothing exchanged */
@@ -89,6 +93,9 @@ struct h2_session {
     int stream_errors;
     apr_time_t last_client_io;
     int last_stream_started;
+    int32_t max_client_stream;      /* highest stream id the client used */
+    int32_t closed_ring[H2_CLOSED_RING];  /* recently closed stream ids */
+    unsigned int closed_ring_next;
     apr_uint64_t streams_total;
     unsigned int abuse_empty_frames;  /* windowed counts, see flood checks */
     unsigned int abuse_priority;

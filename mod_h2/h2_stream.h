@@ -60,6 +60,7 @@ struct h2_stream {
     int closed;                    /* nghttp2 closed it */
     int rst_error;                 /* error code of a reset, -1 none */
     int has_body_in;               /* request has a body */
+    int scheduled;                 /* a worker will process it */
     h2_stream *next_new;           /* ready to be scheduled */
     h2_stream *next_sent;          /* sent data since the last sync */
     int in_sent_list;
@@ -70,6 +71,7 @@ struct h2_stream {
     int in_eos;
     apr_size_t in_consumed;        /* read by the worker, not yet reported */
     apr_off_t in_total;            /* body bytes received */
+    apr_off_t in_dropped;          /* body bytes nobody wanted */
     h2_hqueue out;                 /* response from the worker */
     apr_size_t out_buffered;       /* in out and c1_out, not yet sent */
     int out_eos;                   /* worker appended EOS or RESET */
