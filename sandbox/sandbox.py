@@ -239,6 +239,25 @@ class Sandbox:
         return self.path("ca", "server.key")
 
     @property
+    def rsa_server_cert(self):
+        """An RSA certificate for the same names as server.pem: static-RSA
+        TLS 1.2 suites (e.g. AES128-SHA) need an RSA key on the server."""
+        return self.path("ca", "server-rsa.pem")
+
+    @property
+    def rsa_server_key(self):
+        return self.path("ca", "server-rsa.key")
+
+    @property
+    def client_cert(self):
+        """A client certificate (CN=h2 test client) signed by the CA."""
+        return self.path("ca", "client.pem")
+
+    @property
+    def client_key(self):
+        return self.path("ca", "client.key")
+
+    @property
     def module_name(self):
         """The module identifier to use in LogLevel and <IfModule>."""
         return {"ours": "h2", "stock": "http2", "none": None}[self.module]
@@ -262,6 +281,7 @@ class Sandbox:
         self._write_docroot()
         self._write_cgi()
         self._make_certs()
+        self._make_extra_certs()
         with open(self.path("conf", "mime.types"), "w") as f:
             f.write(MIME_TYPES)
         with open(self.conf_file, "w") as f:
@@ -349,6 +369,45 @@ class Sandbox:
              "-sha256", "-extfile", ext)
         for p in (ca_key, self.server_key):
             os.chmod(p, 0o600)
+
+    def _make_extra_certs(self):
+        """The RSA server certificate and the client certificate, both
+        signed by the sandbox CA (made by _make_certs)."""
+        ca_dir = self.path("ca")
+        ca_key = os.path.join(ca_dir, "ca.key")
+        todo = [(self.rsa_server_cert, self.rsa_server_key, "rsa:2048",
+                 "/O=mod_h2 sandbox/CN=%s" % self.server_name,
+                 "extendedKeyUsage=serverAuth\n"
+                 "subjectAltName=DNS:%s,DNS:*.%s,DNS:localhost,IP:127.0.0.1\n"
+                 % (self.server_name, self.server_name)),
+                (self.client_cert, self.client_key, "ec",
+                 "/O=mod_h2 sandbox/CN=h2 test client",
+                 "extendedKeyUsage=clientAuth\n")]
+        for cert, key, kind, subj, ext_text in todo:
+            if os.path.exists(cert) and os.path.exists(key):
+                continue
+            if not os.path.exists(ca_key):
+                raise SandboxError("%s missing: remove %s to remake the CA"
+                                   % (ca_key, ca_dir))
+            base = os.path.splitext(cert)[0]
+            newkey = ["-newkey", "rsa:2048"] if kind.startswith("rsa") else [
+                "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"]
+            ext = base + ".ext"
+            with open(ext, "w") as f:
+                f.write("basicConstraints=critical,CA:FALSE\n"
+                        "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                        + ext_text)
+            for args in (["req"] + newkey + ["-nodes", "-keyout", key,
+                                              "-out", base + ".csr", "-subj", subj],
+                         ["x509", "-req", "-in", base + ".csr", "-CA", self.ca_cert,
+                          "-CAkey", ca_key, "-CAcreateserial", "-out", cert,
+                          "-days", "3650", "-sha256", "-extfile", ext]):
+                r = subprocess.run(["openssl"] + args, cwd=ca_dir,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                if r.returncode != 0:
+                    raise SandboxError("openssl %s failed:\n%s" % (
+                        " ".join(args), r.stdout.decode(errors="replace")))
+            os.chmod(key, 0o600)
 
     def _fix_permissions(self):
         """When root, httpd's children run as www-data: they must be able to
