@@ -2,7 +2,8 @@
 # Install what building and testing mod_h2 needs -- only what is missing.
 #
 #  - Debian packages (when root; otherwise it lists them and fails)
-#  - the Python modules h2 and pytest for $PYTHON (default: python3 on PATH,
+#  - chromium (optional, for the browser tests; a failure only warns)
+#  - the Python modules h2, pytest and websocket-client for $PYTHON (default: python3 on PATH,
 #    which may be a pyenv interpreter that does not see Debian's packages)
 #  - h2spec, via `go install`, unless already on PATH or in $(go env GOPATH)/bin
 #
@@ -62,6 +63,23 @@ pip_install() {
 }
 "$PYTHON" -c 'import h2, hpack, hyperframe' >/dev/null 2>&1 || pip_install h2 hyperframe hpack
 "$PYTHON" -m pytest --version >/dev/null 2>&1 || pip_install pytest
+# the DevTools client of test/test_browser.py
+"$PYTHON" -c 'import websocket' >/dev/null 2>&1 || pip_install websocket-client
+
+# ------------------------------------------------------------ Chromium
+# Headless Chromium for test/test_browser.py. Optional: when it cannot be
+# installed the browser tests skip and everything else still runs.
+if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        say "installing chromium (for test/test_browser.py)"
+        if ! { apt-get install -y -q --no-install-recommends chromium \
+               || { apt-get update -q && apt-get install -y -q --no-install-recommends chromium; }; }; then
+            say "chromium could not be installed: test/test_browser.py will skip"
+        fi
+    else
+        say "chromium missing (sudo apt-get install chromium): test/test_browser.py will skip"
+    fi
+fi
 
 # ------------------------------------------------------------ h2spec
 h2spec_path() {
