@@ -1,0 +1,334 @@
+"""A small HTTP/2 client over a raw socket for tests that need to see (or
+do) what curl/nghttp hide: many streams on one connection, RST_STREAM,
+request bodies left open, 1xx responses, the server's SETTINGS, GOAWAY.
+
+Built on the `h2` package (protocol state machine only; the socket and
+the event loop are ours). Everything is bounded by timeouts.
+
+    c = H2Client.connect(env, "h2c")          # or "h2" (TLS, ALPN h2)
+    sid = c.request("GET", "/1k.txt")
+    resp = c.wait_done(sid)
+    resp.status, resp.headers, resp.body
+"""
+
+import os
+import select
+import socket
+import ssl
+import time
+
+import h2.config
+import h2.connection
+import h2.errors
+import h2.events
+import h2.exceptions
+import h2.settings
+
+# the largest flow-control window: let the server send as fast as it can
+MAX_WINDOW = 2 ** 31 - 1
+
+
+class Response:
+    """What the client saw on one stream."""
+
+    def __init__(self, stream_id):
+        self.stream_id = stream_id
+        self.interim = []        # 1xx header lists, in order
+        self.header_list = None  # final response headers [(name, value)]
+        self.trailers = None
+        self.chunks = []
+        self.body_len = 0
+        self.ended = False       # END_STREAM seen
+        self.reset_code = None   # RST_STREAM error code from the server
+        self.keep_body = True
+        self.hasher = None       # optional hashlib object fed with DATA
+
+    @property
+    def status(self):
+        if self.header_list is None:
+            return None
+        return int(dict(self.header_list)[":status"])
+
+    @property
+    def headers(self):
+        """Final response headers without pseudo headers; repeated joined."""
+        d = {}
+        for k, v in self.header_list or []:
+            if k.startswith(":"):
+                continue
+            d[k] = d[k] + ", " + v if k in d else v
+        return d
+
+    @property
+    def body(self):
+        return b"".join(self.chunks)
+
+    @property
+    def done(self):
+        return self.ended or self.reset_code is not None
+
+    def __repr__(self):
+        return "<Response stream=%d status=%s len=%d ended=%s reset=%s>" % (
+            self.stream_id, self.status, self.body_len, self.ended, self.reset_code)
+
+
+class H2Client:
+
+    def __init__(self, sock, window=65535):
+        self.sock = sock
+        cfg = h2.config.H2Configuration(client_side=True, header_encoding="utf-8",
+                                        validate_inbound_headers=True)
+        self.conn = h2.connection.H2Connection(config=cfg)
+        self.responses = {}
+        self.remote_settings_frames = []   # the changed_settings of each SETTINGS
+        self.goaway = None                 # ConnectionTerminated event
+        self.closed = False                # socket EOF / reset seen
+        self.closed_at = None
+        self.pings = []
+        self.conn.initiate_connection()
+        if window > 65535:
+            self.conn.update_settings({
+                h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: window})
+            self.conn.increment_flow_control_window(window - 65535)
+        self.flush()
+
+    # ----------------------------------------------------------- setup
+    @classmethod
+    def connect(cls, env, how="h2c", timeout=10, window=65535):
+        """how: "h2c" (prior knowledge, http port) or "h2" (TLS, ALPN)."""
+        if how == "h2c":
+            sock = socket.create_connection(("127.0.0.1", env.http_port), timeout=timeout)
+        elif how == "h2":
+            raw = socket.create_connection(("127.0.0.1", env.https_port), timeout=timeout)
+            ctx = ssl.create_default_context(cafile=env.sandbox.ca_cert)
+            ctx.set_alpn_protocols(["h2"])
+            sock = ctx.wrap_socket(raw, server_hostname=env.domain)
+            if sock.selected_alpn_protocol() != "h2":
+                sock.close()
+                raise AssertionError("server did not select h2 via ALPN")
+        else:
+            raise ValueError(how)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        c = cls(sock, window=window)
+        c.host = env.domain
+        c.scheme = "https" if how == "h2" else "http"
+        c.authority = "%s:%d" % (env.domain, env.https_port if how == "h2" else env.http_port)
+        return c
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+    # ----------------------------------------------------------- I/O
+    def flush(self):
+        data = self.conn.data_to_send()
+        if data and not self.closed:
+            try:
+                self.sock.sendall(data)
+            except OSError:
+                self._mark_closed()
+
+    def _mark_closed(self):
+        if not self.closed:
+            self.closed = True
+            self.closed_at = time.monotonic()
+
+    def _readable(self, timeout):
+        if isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
+            return True
+        r, _, _ = select.select([self.sock], [], [], max(timeout, 0))
+        return bool(r)
+
+    def pump(self, timeout=0.1):
+        """Read what arrives within `timeout` and process it; returns False
+        once the connection is closed."""
+        if self.closed:
+            return False
+        if not self._readable(timeout):
+            return True
+        try:
+            data = self.sock.recv(256 * 1024)
+        except (ssl.SSLWantReadError, socket.timeout):
+            return True
+        except OSError:
+            self._mark_closed()
+            return False
+        if not data:
+            self._mark_closed()
+            return False
+        try:
+            events = self.conn.receive_data(data)
+        except h2.exceptions.ProtocolError:
+            self.flush()
+            raise
+        for ev in events:
+            self._handle(ev)
+        self.flush()
+        return True
+
+    def _resp(self, sid):
+        r = self.responses.get(sid)
+        if r is None:
+            r = self.responses[sid] = Response(sid)
+        return r
+
+    def _handle(self, ev):
+        if isinstance(ev, h2.events.InformationalResponseReceived):
+            self._resp(ev.stream_id).interim.append(list(ev.headers))
+        elif isinstance(ev, h2.events.ResponseReceived):
+            self._resp(ev.stream_id).header_list = list(ev.headers)
+        elif isinstance(ev, h2.events.TrailersReceived):
+            self._resp(ev.stream_id).trailers = list(ev.headers)
+        elif isinstance(ev, h2.events.DataReceived):
+            r = self._resp(ev.stream_id)
+            r.body_len += len(ev.data)
+            if r.keep_body:
+                r.chunks.append(ev.data)
+            if r.hasher is not None:
+                r.hasher.update(ev.data)
+            try:
+                self.conn.acknowledge_received_data(ev.flow_controlled_length,
+                                                    ev.stream_id)
+            except (h2.exceptions.StreamClosedError, KeyError):
+                pass
+        elif isinstance(ev, h2.events.StreamEnded):
+            self._resp(ev.stream_id).ended = True
+        elif isinstance(ev, h2.events.StreamReset):
+            self._resp(ev.stream_id).reset_code = ev.error_code
+        elif isinstance(ev, h2.events.RemoteSettingsChanged):
+            self.remote_settings_frames.append(
+                {k: v.new_value for k, v in ev.changed_settings.items()})
+        elif isinstance(ev, h2.events.ConnectionTerminated):
+            self.goaway = ev
+        elif isinstance(ev, h2.events.PingAckReceived):
+            self.pings.append(ev.ping_data)
+
+    def wait(self, predicate, timeout=20, what="condition"):
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+            if not self.pump(min(left, 0.2)) and not predicate():
+                raise AssertionError("connection closed while waiting for %s "
+                                     "(goaway=%r)" % (what, self.goaway))
+
+    def wait_settings(self, timeout=10):
+        """Wait for the server's first SETTINGS, then make sure it has seen
+        our ACK of it (a PING round trip after the ACK)."""
+        self.wait(lambda: self.remote_settings_frames, timeout, "server SETTINGS")
+        self.ping(timeout)
+        return self.remote_settings_frames[0]
+
+    def ping(self, timeout=10):
+        data = os.urandom(8)
+        self.conn.ping(data)
+        self.flush()
+        self.wait(lambda: data in self.pings, timeout, "PING ACK")
+
+    def ignore_stream_limit(self):
+        """Let this client open more streams than the server allows (to see
+        the server refuse them): lift h2's own client-side check."""
+        import collections
+        self.conn.remote_settings._settings[
+            h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = collections.deque([2 ** 31 - 1])
+
+    # ----------------------------------------------------------- requests
+    def request(self, method, path, headers=(), body=None, end_stream=True,
+                keep_body=True):
+        """Send a request; with end_stream=False the request body stays open
+        (send more with send_body). Returns the stream id."""
+        sid = self.conn.get_next_available_stream_id()
+        hdrs = [(":method", method), (":scheme", self.scheme),
+                (":authority", self.authority), (":path", path)] + list(headers)
+        no_body = body is None and end_stream
+        self.conn.send_headers(sid, hdrs, end_stream=no_body)
+        r = self._resp(sid)
+        r.keep_body = keep_body
+        self.flush()
+        if body is not None:
+            self.send_body(sid, body, end_stream=end_stream)
+        return sid
+
+    def send_body(self, sid, data, end_stream=False, timeout=60):
+        """Send DATA within the flow-control windows the server grants."""
+        view = memoryview(data)
+        deadline = time.monotonic() + timeout
+        while len(view):
+            win = min(self.conn.local_flow_control_window(sid),
+                      self.conn.max_outbound_frame_size)
+            if win <= 0:
+                if time.monotonic() > deadline:
+                    raise AssertionError("no flow-control window to send on stream %d" % sid)
+                if not self.pump(0.2):
+                    raise AssertionError("connection closed while sending body")
+                if self.responses[sid].reset_code is not None:
+                    raise AssertionError("stream %d reset (%s) while sending body" % (
+                        sid, self.responses[sid].reset_code))
+                continue
+            n = min(win, len(view))
+            self.conn.send_data(sid, view[:n].tobytes())
+            view = view[n:]
+            self.flush()
+            self.pump(0)
+        if end_stream:
+            self.conn.end_stream(sid)
+            self.flush()
+
+    def end_stream(self, sid):
+        self.conn.end_stream(sid)
+        self.flush()
+
+    def reset(self, sid, code=h2.errors.ErrorCodes.CANCEL):
+        self.conn.reset_stream(sid, error_code=code)
+        self.flush()
+
+    def wait_done(self, sid, timeout=30):
+        self.wait(lambda: self.responses[sid].done, timeout, "end of stream %d" % sid)
+        return self.responses[sid]
+
+    def wait_headers(self, sid, timeout=30):
+        self.wait(lambda: self.responses[sid].header_list is not None
+                  or self.responses[sid].done, timeout,
+                  "response headers on stream %d" % sid)
+        return self.responses[sid]
+
+    def get(self, path, headers=(), timeout=30):
+        return self.wait_done(self.request("GET", path, headers), timeout)
+
+
+# ------------------------------------------------------------- test files
+def install_file(env, relpath, data, mode=0o644):
+    """Put a file into the test instance's run dir (not the repo), e.g.
+    install_file(env, "htdocs/errors/404.html", b"...")."""
+    p = env.path(*relpath.split("/"))
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    for d in (os.path.dirname(p),):
+        os.chmod(d, 0o755)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(p, "wb") as f:
+        f.write(data)
+    os.chmod(p, mode)
+    return p
+
+
+def install_cgi(env, name, source):
+    """A python CGI script in the test instance's cgi-bin/."""
+    return install_file(env, "cgi-bin/" + name,
+                        "#!%s\n%s" % (env.sandbox.cgi_python(), source), 0o755)
+
+
+def remove_conf(env, name, where):
+    d = env.path(env.sandbox.SNIPPET_DIRS[where])
+    p = os.path.join(d, name + ".conf")
+    if os.path.exists(p):
+        os.unlink(p)
