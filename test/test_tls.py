@@ -6,8 +6,8 @@ apart by SNI (curl --resolve, openssl -servername, H2Socket's sni):
 
   h1first     Protocols http/1.1 h2, ProtocolsHonorOrder on
   clientfirst Protocols http/1.1 h2, ProtocolsHonorOrder off
-  weak        RSA certificate, TLS 1.2 allowed, AES128-SHA among the
-              suites (blocklisted for HTTP/2 by RFC 9113 9.2.2),
+  weak        RSA certificate, TLS 1.1 and 1.2 allowed, AES128-SHA among
+              the suites (blocklisted for HTTP/2 by RFC 9113 9.2.2),
               H2ModernTLSOnly on (the default)
   weakok      the same TLS setup with H2ModernTLSOnly off
   same        TLS setup identical to the default vhost
@@ -17,6 +17,7 @@ apart by SNI (curl --resolve, openssl -servername, H2Socket's sni):
 """
 
 import hashlib
+import os
 import re
 import ssl
 import subprocess
@@ -28,7 +29,9 @@ from h2sock import H2Socket, HTTP_1_1_REQUIRED, INADEQUATE_SECURITY
 
 pytestmark = pytest.mark.h2
 
-WEAK_SUITES = "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:AES128-SHA"
+# @SECLEVEL=0: OpenSSL 3 refuses TLS 1.1 at its default security level
+WEAK_SUITES = ("ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:"
+               "ECDHE-RSA-AES128-SHA:AES128-SHA:@SECLEVEL=0")
 CLIENT_DN = "CN=h2 test client,O=mod_h2 sandbox"
 
 
@@ -55,7 +58,7 @@ def tls_hosts(env):
     sb = env.sandbox
     weak = """\
     Protocols h2 http/1.1
-    SSLProtocol -all +TLSv1.2 +TLSv1.3
+    SSLProtocol -all +TLSv1.1 +TLSv1.2 +TLSv1.3
     SSLCipherSuite {suites}
 """.format(suites=WEAK_SUITES)
     conf = "".join([
@@ -202,6 +205,20 @@ def test_modern_tls_only_never_serves_h2_over_blocklisted_cipher(env, tls_hosts)
     assert not [l for l in access_log_lines(env, marker) if "HTTP/2" in l]
 
 
+def test_modern_tls_only_never_serves_h2_below_tls12(env, tls_hosts):
+    marker = "tls11-" + uuid.uuid4().hex
+    r = curl_host(env, "weak", "/1k.txt?" + marker, "--http2", "--tlsv1.1",
+                  "--tls-max", "1.1", "--ciphers", "ECDHE-RSA-AES128-SHA:@SECLEVEL=0", "-v")
+    assert curl_tls(r) == ("TLSv1.1", "ECDHE-RSA-AES128-SHA")
+    assert r.protocol != "HTTP/2", r
+    if r.exit_code == 0:
+        assert r.status_line == "HTTP/1.1 200 OK"
+        assert r.body == env.docroot_file("1k.txt")
+    else:
+        assert r.status is None, r
+    assert not [l for l in access_log_lines(env, marker) if "HTTP/2" in l]
+
+
 def test_modern_tls_only_alpn_or_goaway_inadequate_security(env, tls_hosts):
     env.ignore_log(r"AH\d+: .*INADEQUATE_SECURITY")
     with H2Socket(env, sni=host(env, "weak"), tls_max=ssl.TLSVersion.TLSv1_2,
@@ -243,6 +260,39 @@ def test_modern_tls_only_off_in_vhost_allows_h2_over_blocklisted_cipher(env, tls
     assert r.status_line == "HTTP/2 200"
     assert r.headers["x-vhost"] == "weakok"
     assert r.body == env.docroot_file("1k.txt")
+
+
+@pytest.fixture
+def default_vhost_modern_off(env, tls_hosts):
+    """H2ModernTLSOnly off in the https port's default vhost only."""
+    env.add_conf("modern-off", "H2ModernTLSOnly off", where="https")
+    env.reload()
+    yield
+    os.unlink(env.path("vhost-https.d", "modern-off.conf"))
+    env.reload()
+
+
+def test_modern_tls_only_off_serves_h2_over_blocklisted_cipher(
+        env, default_vhost_modern_off):
+    r = env.get("h2", "/1k.txt", "--tls-max", "1.2",
+                "--ciphers", "ECDHE-ECDSA-AES128-SHA", "-v")
+    assert curl_tls(r) == ("TLSv1.2", "ECDHE-ECDSA-AES128-SHA")
+    assert r.exit_code == 0, r
+    assert r.status_line == "HTTP/2 200"
+    assert r.body == env.docroot_file("1k.txt")
+
+
+@pytest.mark.xfail(strict=True, reason="mod_h2 bug: H2ModernTLSOnly is read from "
+                   "the port's default vhost, not the SNI-selected vhost")
+def test_modern_tls_only_on_in_vhost_wins_over_off_in_default_vhost(
+        env, default_vhost_modern_off):
+    env.ignore_log(r"AH\d+: .*INADEQUATE_SECURITY")
+    marker = "modern-vhost-" + uuid.uuid4().hex
+    r = curl_host(env, "weak", "/1k.txt?" + marker, "--http2", "--tls-max", "1.2",
+                  "--ciphers", "AES128-SHA", "-v")
+    assert curl_tls(r) == ("TLSv1.2", "AES128-SHA")
+    assert r.protocol != "HTTP/2", r
+    assert not [l for l in access_log_lines(env, marker) if "HTTP/2" in l]
 
 
 # ------------------------------------- connection reuse across vhosts (421)
