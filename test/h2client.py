@@ -11,6 +11,7 @@ the event loop are ours). Everything is bounded by timeouts.
     resp.status, resp.headers, resp.body
 """
 
+import hashlib
 import os
 import select
 import socket
@@ -306,6 +307,28 @@ class H2Client:
 
 
 # ------------------------------------------------------------- test files
+def make_big_file(path, size):
+    """Pseudo-random file of `size` bytes (created once per run dir);
+    returns its sha256."""
+    h = hashlib.sha256()
+    if os.path.exists(path) and os.path.getsize(path) == size:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    tmp = path + ".part"
+    with open(tmp, "wb") as f:
+        block = os.urandom(1 << 20)
+        for i in range(size >> 20):
+            # vary each MB so that misplaced blocks change the hash
+            chunk = i.to_bytes(8, "big") + block[8:]
+            f.write(chunk)
+            h.update(chunk)
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, path)
+    return h.hexdigest()
+
+
 def install_file(env, relpath, data, mode=0o644):
     """Put a file into the test instance's run dir (not the repo), e.g.
     install_file(env, "htdocs/errors/404.html", b"...")."""

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from h2client import H2Client
+from h2client import H2Client, make_big_file
 
 H2_WAYS = ["h2", "h2c"]
 pytestmark = pytest.mark.h2
@@ -18,34 +18,12 @@ BIG_NAME = "100m.bin"
 BIG_TIMEOUT = 120
 
 
-def make_big_file(path, size=BIG_SIZE):
-    """Pseudo-random file of `size` bytes (created once per run dir);
-    returns its sha256."""
-    h = hashlib.sha256()
-    if os.path.exists(path) and os.path.getsize(path) == size:
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
-    tmp = path + ".part"
-    with open(tmp, "wb") as f:
-        block = os.urandom(1 << 20)
-        for i in range(size >> 20):
-            # vary each MB so that misplaced blocks change the hash
-            chunk = i.to_bytes(8, "big") + block[8:]
-            f.write(chunk)
-            h.update(chunk)
-    os.chmod(tmp, 0o644)
-    os.rename(tmp, path)
-    return h.hexdigest()
-
-
 @pytest.fixture(scope="session")
 def big_file(env):
     """100 MB file in the test instance's docroot (the run dir, not the
     repo): (url path, local path, sha256)."""
     path = os.path.join(env.sandbox.docroot, BIG_NAME)
-    return "/" + BIG_NAME, path, make_big_file(path)
+    return "/" + BIG_NAME, path, make_big_file(path, BIG_SIZE)
 
 
 def file_sha(path):
