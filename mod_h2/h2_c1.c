@@ -124,11 +124,11 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
     int async = 0;
 
     if (!ctx->session) {
-        int tls_ok = h2_protocol_tls_ok(c, c->base_server);
+        int tls_ok = h2_protocol_tls_ok(c, ctx->server? ctx->server : c->base_server);
         /* HTTP/2 has its own timeouts: the HTTP/1.1 header read timer of
          * mod_reqtimeout would cut long sessions short */
         ap_remove_input_filter_byhandle(c->input_filters, "reqtimeout");
-        if (h2_session_create(&ctx->session, c, r) != APR_SUCCESS) {
+        if (h2_session_create(&ctx->session, c, r, ctx->server) != APR_SUCCESS) {
             c->keepalive = AP_CONN_CLOSE;
             return DONE;
         }

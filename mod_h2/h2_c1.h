@@ -27,6 +27,7 @@ typedef struct h2_c1_ctx {
     const char *protocol;         /* "h2" or "h2c" once it is HTTP/2 */
     struct h2_session *session;
     int checked;                  /* looked at it already */
+    server_rec *server;           /* vhost TLS SNI selected, if any */
 } h2_c1_ctx;
 
 /* Our state for c1, created when create is set. */

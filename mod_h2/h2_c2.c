@@ -386,8 +386,10 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 memset(it, 0, sizeof(*it));
                 it->type = m->type;
                 it->meta = m;
+                it->status = m->status;
                 ++n;
                 if (m->type == H2_HC_HEADERS) ctx->seen_head = 1;
+                if (m->type == H2_HC_RESET) ctx->seen_head = ctx->seen_eos = 1;
             }
             else if (APR_BUCKET_IS_EOS(b)) {
                 if (!ctx->seen_eos && ctx->seen_head) {

@@ -55,22 +55,62 @@ int h2_protocol_tls_ok(conn_rec *c, server_rec *s)
     return h2_tls_policy_acceptable(proto, cipher);
 }
 
-/* The body of an upgrading request must be read before the 101 changes the
- * wire to HTTP/2. A client waiting for "100 Continue" would only send it
- * after an HTTP/1.1 answer we can no longer give, and a body over
- * H2_UPGRADE_BODY_MAX would have to be held in memory: such requests
- * stay HTTP/1.1. */
+/* The body of an upgrading request is read before the 101 goes out: the
+ * client sends it before it switches (RFC 7540 3.2) and some stop
+ * uploading once they see the 101. A client waiting for "100 Continue"
+ * would only send it after an HTTP/1.1 answer we can no longer give, a
+ * body without a length might not fit, and one over H2_UPGRADE_BODY_MAX
+ * would have to be held in memory: such requests stay HTTP/1.1. */
 static int upgrade_body_ok(request_rec *r)
 {
     const char *expect = apr_table_get(r->headers_in, "Expect");
     const char *cl = apr_table_get(r->headers_in, "Content-Length");
+    apr_off_t len;
+    h2_upgrade_body *body;
+    apr_bucket_brigade *bb;
+    apr_status_t rv;
 
-    if (expect && *expect) {
+    if (apr_pool_userdata_get((void **)&body, H2_UPGRADE_BODY_KEY, r->pool) == APR_SUCCESS
+        && body) {
+        return 1;   /* read on an earlier proposal */
+    }
+    if ((expect && *expect) || apr_table_get(r->headers_in, "Transfer-Encoding")) {
         return 0;
     }
-    if (cl && apr_atoi64(cl) > H2_UPGRADE_BODY_MAX) {
+    len = cl? apr_atoi64(cl) : 0;
+    if (len < 0 || len > H2_UPGRADE_BODY_MAX) {
         return 0;
     }
+    body = apr_pcalloc(r->pool, sizeof(*body));
+    if (len > 0) {
+        char *buf = apr_palloc(r->pool, (apr_size_t)len);
+        int eos = 0;
+        bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+        while (!eos && (apr_off_t)body->len < len) {
+            apr_size_t n = (apr_size_t)len - body->len;
+            rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
+                                APR_BLOCK_READ, (apr_off_t)n);
+            if (rv == APR_SUCCESS) {
+                eos = !APR_BRIGADE_EMPTY(bb) && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb));
+                rv = apr_brigade_flatten(bb, buf + body->len, &n);
+                body->len += n;
+            }
+            apr_brigade_cleanup(bb);
+            if (rv != APR_SUCCESS) {
+                break;
+            }
+        }
+        apr_brigade_destroy(bb);
+        body->data = buf;
+        if ((apr_off_t)body->len != len) {
+            /* a broken upload: let HTTP/1.1 processing answer it */
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21041)
+                          "h2: upgrade request body ended after %" APR_SIZE_T_FMT
+                          " of %" APR_OFF_T_FMT " bytes", body->len, len);
+            return 0;
+        }
+    }
+    apr_pool_userdata_setn(body, H2_UPGRADE_BODY_KEY, NULL, r->pool);
     return 1;
 }
 
@@ -99,7 +139,11 @@ static int h2_protocol_propose(conn_rec *c, request_rec *r, server_rec *s,
         return OK;
     }
     if (tls && offered(offers, H2_PROTO_TLS)) {
-        int ok = h2_protocol_tls_ok(c, s);
+        int ok;
+        /* ALPN runs after SNI picked the vhost: its settings govern the
+         * session, the base server of the port does not */
+        h2_c1_ctx_get(c, 1)->server = s;
+        ok = h2_protocol_tls_ok(c, s);
         if (ok == 0) {
             ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, c, APLOGNO(21040)
                           "h2: not proposing h2, TLS is not modern enough "

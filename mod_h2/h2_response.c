@@ -156,6 +156,20 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             return AP_FILTER_ERROR;
         }
         status = r->status;
+        if (status == HTTP_FORBIDDEN
+            && apr_table_get(r->notes, "ssl-renegotiate-forbidden")) {
+            /* mod_ssl needs a renegotiation HTTP/2 forbids: tell the
+             * client to retry over HTTP/1.1 (RFC 9113 8.1.1) */
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21034)
+                          "h2: request needs TLS renegotiation, "
+                          "answering HTTP_1_1_REQUIRED");
+            apr_brigade_cleanup(bb);
+            APR_BRIGADE_INSERT_TAIL(bb, h2_bucket_resp_create(
+                f->c->bucket_alloc, H2_HC_RESET, H2_ERR_HTTP_1_1_REQUIRED, NULL));
+            ctx->head_sent = 1;
+            ctx->body_allowed = 0;
+            return ap_pass_brigade(f->next, bb);
+        }
         if (status < 200) {
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21030)
                           "h2: final response with status %d, sending 500",

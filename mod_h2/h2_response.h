@@ -27,7 +27,8 @@
  * a trailer bucket if the request has trailers. */
 
 typedef struct h2_resp_meta {
-    h2_hchunk_type type;    /* H2_HC_HEADERS, H2_HC_INTERIM or H2_HC_TRAILERS */
+    h2_hchunk_type type;    /* H2_HC_HEADERS, H2_HC_INTERIM, H2_HC_TRAILERS
+                             * or H2_HC_RESET (status: the error code) */
     int status;
     apr_table_t *fields;
 } h2_resp_meta;

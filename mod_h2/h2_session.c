@@ -28,6 +28,7 @@
 #include "h2_c1_io.h"
 #include "h2_c2.h"
 #include "h2_handoff.h"
+#include "h2_protocol.h"
 #include "h2_session.h"
 #include "h2_stream.h"
 #include "h2_util.h"
@@ -590,23 +591,24 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
     h2_hchunk *c;
     size_t n = 0;
 
-    for (c = stream->c1_out.first; c && n < length; c = c->next) {
+    /* n: the data this frame may take, c: what follows that data */
+    for (c = stream->c1_out.first; c; c = c->next) {
         if (c->type == H2_HC_DATA) {
             n += c->end - c->start;
+            if (n > length) {
+                break;
+            }
         }
-        else if (c->type == H2_HC_FILE) {
-            /* a file range travels alone in its frame: one file bucket */
-            if (n == 0) {
+        else {
+            if (c->type == H2_HC_FILE && n == 0) {
+                /* a file range travels alone in its frame: one file bucket */
                 n = c->flen;
                 c = c->next;
             }
             break;
         }
-        else {
-            break;
-        }
     }
-    if (n >= length) {
+    if (n > length) {
         *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
         return (ssize_t)length;
     }
@@ -930,6 +932,12 @@ static int collect(h2_session *s)
         consumed = stream->in_consumed;
         stream->in_consumed = 0;
         done = !stream->processing;
+        if (done && stream->in.first) {
+            /* the handler finished without reading all of the body: free
+             * it and open the window, or the client stalls on it */
+            consumed += stream->in.mem;
+            h2_hqueue_clear(&stream->in, &s->hpool);
+        }
         apr_thread_mutex_unlock(s->mutex);
         ++n;
 
@@ -1302,8 +1310,7 @@ static apr_status_t upgrade_stream(h2_session *s, request_rec *r)
     int len, rv, i;
     const apr_array_header_t *hdrs;
     const apr_table_entry_t *e;
-    apr_bucket_brigade *bb;
-    int eos = 0;
+    h2_upgrade_body *body = NULL;
 
     if (!b64) {
         return APR_EINVAL;
@@ -1355,34 +1362,11 @@ static apr_status_t upgrade_stream(h2_session *s, request_rec *r)
     }
     h2_stream_transit(stream, H2_SSEV_HEADERS_IN);
 
-    /* the body came before the preface: read it all now */
-    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    while (!eos) {
-        apr_bucket *b;
-        if (ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
-                           APR_BLOCK_READ, 64 * 1024) != APR_SUCCESS) {
-            break;
-        }
-        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
-             b = APR_BUCKET_NEXT(b)) {
-            const char *data;
-            apr_size_t dlen;
-            if (APR_BUCKET_IS_EOS(b)) {
-                eos = 1;
-                break;
-            }
-            if (APR_BUCKET_IS_METADATA(b)
-                || apr_bucket_read(b, &data, &dlen, APR_BLOCK_READ) != APR_SUCCESS) {
-                continue;
-            }
-            if (stream->in_total + (apr_off_t)dlen > H2_UPGRADE_BODY_MAX) {
-                stream->answer_status = HTTP_REQUEST_ENTITY_TOO_LARGE;
-                continue;
-            }
-            h2_hqueue_write(&stream->in, &s->hpool, data, dlen);
-            stream->in_total += dlen;
-        }
-        apr_brigade_cleanup(bb);
+    /* the body came before the preface, the propose hook read it */
+    if (apr_pool_userdata_get((void **)&body, H2_UPGRADE_BODY_KEY, r->pool) == APR_SUCCESS
+        && body && body->len > 0) {
+        h2_hqueue_write(&stream->in, &s->hpool, body->data, body->len);
+        stream->in_total = (apr_off_t)body->len;
     }
     if (stream->in_total > 0) {
         char *cl = apr_off_t_toa(stream->pool, stream->in_total);
@@ -1404,7 +1388,7 @@ static apr_status_t upgrade_stream(h2_session *s, request_rec *r)
 }
 
 apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
-                               request_rec *r)
+                               request_rec *r, server_rec *server)
 {
     apr_pool_t *pool;
     h2_session *s;
@@ -1418,7 +1402,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     apr_pool_tag(pool, "h2_session");
     s = apr_pcalloc(pool, sizeof(*s));
     s->c1 = c;
-    s->s = r? r->server : c->base_server;
+    s->s = r? r->server : (server? server : c->base_server);
     s->pool = pool;
     s->state = H2_SESS_INIT;
     s->is_tls = ap_ssl_conn_is_ssl(c);

@@ -113,10 +113,11 @@ struct h2_session {
     apr_array_header_t *c2_free;    /* idle secondary connections */
 };
 
-/* Create the session for c1. settings/len: the HTTP2-Settings of an
- * upgrade request (NULL for a direct or TLS start). */
+/* Create the session for c1, configured by server s (NULL: the
+ * connection's base server). upgrade_r: the HTTP/1.1 request that asked
+ * for h2c, which becomes stream 1 (NULL for a direct or TLS start). */
 apr_status_t h2_session_create(h2_session **psession, conn_rec *c1,
-                               request_rec *upgrade_r);
+                               request_rec *upgrade_r, server_rec *s);
 
 /* Drive the session until it wants the MPM to wait for input (returns
  * APR_EAGAIN, only with an async MPM) or the connection is done (APR_EOF). */

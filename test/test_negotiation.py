@@ -326,8 +326,6 @@ def test_upgrade_post_body_arriving_in_pieces_reaches_cgi_intact_over_http2(
                                      "sha256": hashlib.sha256(data).hexdigest()}
 
 
-@pytest.mark.xfail(strict=True, reason="mod_h2 bug: h2c upgrade answers 101 before "
-                   "reading the body; curl then stops uploading and hangs")
 def test_upgrade_101_is_sent_only_after_whole_request_body_arrived(env, ports):
     """The module reads an upgrading request's body before it switches
     (it keeps at most 1 MB for that): curl stops sending an HTTP/1.1 body

@@ -250,8 +250,6 @@ def test_modern_tls_only_serves_h2_over_tls13(env, tls_hosts):
     assert r.body == env.docroot_file("1k.txt")
 
 
-@pytest.mark.xfail(strict=True, reason="mod_h2 bug: H2ModernTLSOnly is read from "
-                   "the port's default vhost, not the SNI-selected vhost")
 def test_modern_tls_only_off_in_vhost_allows_h2_over_blocklisted_cipher(env, tls_hosts):
     r = curl_host(env, "weakok", "/1k.txt", "--http2", "--tls-max", "1.2",
                   "--ciphers", "AES128-SHA", "-v")
@@ -282,8 +280,6 @@ def test_modern_tls_only_off_serves_h2_over_blocklisted_cipher(
     assert r.body == env.docroot_file("1k.txt")
 
 
-@pytest.mark.xfail(strict=True, reason="mod_h2 bug: H2ModernTLSOnly is read from "
-                   "the port's default vhost, not the SNI-selected vhost")
 def test_modern_tls_only_on_in_vhost_wins_over_off_in_default_vhost(
         env, default_vhost_modern_off):
     env.ignore_log(r"AH\d+: .*INADEQUATE_SECURITY")
@@ -410,8 +406,6 @@ def test_location_client_cert_works_over_http11_by_renegotiation(env, tls_hosts,
     assert r.body == env.docroot_file("1k.txt")
 
 
-@pytest.mark.xfail(strict=True, reason="mod_h2 bug: a request needing TLS "
-                   "renegotiation is answered 403 instead of HTTP_1_1_REQUIRED")
 @pytest.mark.parametrize("tls", ["1.2", "1.3"])
 def test_location_client_cert_on_h2_stream_resets_with_http11_required(env, tls_hosts, tls):
     tls_max = ssl.TLSVersion.TLSv1_2 if tls == "1.2" else None
@@ -422,8 +416,6 @@ def test_location_client_cert_on_h2_stream_resets_with_http11_required(env, tls_
         assert HTTP_1_1_REQUIRED in (r.reset_code, c.goaway_code), (r, c.goaway_code)
 
 
-@pytest.mark.xfail(strict=True, reason="mod_h2 bug: a request needing TLS "
-                   "renegotiation is answered 403 instead of HTTP_1_1_REQUIRED")
 def test_curl_retries_over_http11_when_h2_stream_needs_client_cert(env, tls_hosts):
     sb = env.sandbox
     r = curl_host(env, "renego", "/1k.txt", "--http2", "--cert", sb.client_cert,
