@@ -12,9 +12,11 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+#include <stdlib.h>
 #include <unistd.h>
 #include <errno.h>
 #include <apr_portable.h>
+#include <apr_mmap.h>
 #include <apr_strings.h>
 #include <httpd.h>
 #include <http_core.h>
@@ -28,12 +30,15 @@
 
 APLOG_USE_MODULE(h2);
 
-/* Cleartext buffers are large: the kernel splits them, and fewer, larger
- * writes are what makes many small responses cheap. */
-#define H2_IO_CLEAR_BUF     (64 * 1024)
-#define H2_IO_MEM_FLUSH     (256 * 1024)
-#define H2_IO_FILE_FLUSH    (16 * 1024 * 1024)
+/* Frame bytes are copied into one arena per connection and go down as
+ * buckets pointing into it; every write is a blocking flush, so the arena
+ * is free again when it returns. Full arenas are written right away. */
+#define H2_IO_ARENA         (64 * 1024)
+#define H2_IO_MEM_FLUSH     (48 * 1024)
 #define H2_IO_READ_SIZE     (64 * 1024)
+/* Files are mapped in windows this large: one mmap serves 256 frames. */
+#define H2_IO_MMAP_WINDOW   (4 * 1024 * 1024)
+#define H2_IO_PAGE          4096
 
 void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls)
 {
@@ -54,43 +59,65 @@ void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls)
     }
 }
 
-static void emit_buf(h2_c1_io *io)
+/* Put the arena bytes since the last bucket into a bucket of their own. */
+static void emit_seg(h2_c1_io *io)
 {
-    if (!io->buf) {
-        return;
-    }
-    if (io->buf_len > 0) {
-        apr_bucket *b = apr_bucket_heap_create(io->buf, io->buf_len,
-                                               apr_bucket_free,
-                                               io->c->bucket_alloc);
+    if (io->buf_len > io->seg_start) {
+        apr_size_t len = io->buf_len - io->seg_start;
+        apr_bucket *b = apr_bucket_transient_create(io->buf + io->seg_start, len,
+                                                    io->c->bucket_alloc);
         APR_BRIGADE_INSERT_TAIL(io->bb_out, b);
         if (io->is_tls) {
-            h2_tls_sizing_written(&io->tls, io->buf_len, apr_time_now());
+            h2_tls_sizing_written(&io->tls, len, apr_time_now());
         }
+        io->seg_start = io->buf_len;
     }
-    else {
-        apr_bucket_free(io->buf);
-    }
-    io->buf = NULL;
-    io->buf_len = io->buf_cap = 0;
+    io->seg_max = 0;
 }
 
-static void new_buf(h2_c1_io *io)
+/* Room in the arena for the current segment (TLS: up to its record size). */
+static apr_size_t seg_room(h2_c1_io *io)
 {
-    io->buf_cap = io->is_tls? h2_tls_sizing_next(&io->tls, apr_time_now())
-                            : H2_IO_CLEAR_BUF;
-    io->buf = apr_bucket_alloc(io->buf_cap, io->c->bucket_alloc);
-    io->buf_len = 0;
+    apr_size_t room = H2_IO_ARENA - io->buf_len;
+    if (io->is_tls) {
+        apr_size_t used;
+        if (!io->seg_max) {
+            io->seg_max = h2_tls_sizing_next(&io->tls, apr_time_now());
+        }
+        used = io->buf_len - io->seg_start;
+        if (room > io->seg_max - used) {
+            room = io->seg_max - used;
+        }
+    }
+    return room;
+}
+
+/* Make room: close a full TLS record, or write out a full arena. */
+static apr_status_t make_room(h2_c1_io *io)
+{
+    if (!io->buf) {
+        io->buf = malloc(H2_IO_ARENA);
+        if (!io->buf) abort();
+    }
+    if (io->is_tls && io->seg_max && io->buf_len - io->seg_start >= io->seg_max) {
+        emit_seg(io);
+    }
+    if (io->buf_len >= H2_IO_ARENA) {
+        return h2_c1_io_flush(io);
+    }
+    return APR_SUCCESS;
 }
 
 apr_status_t h2_c1_io_append(h2_c1_io *io, const char *data, apr_size_t len)
 {
-    while (len > 0) {
-        apr_size_t n;
-        if (!io->buf) {
-            new_buf(io);
+    apr_status_t rv = APR_SUCCESS;
+
+    while (len > 0 && rv == APR_SUCCESS) {
+        apr_size_t n = seg_room(io);
+        if (!io->buf || n == 0) {
+            rv = make_room(io);
+            continue;
         }
-        n = io->buf_cap - io->buf_len;
         if (n > len) {
             n = len;
         }
@@ -99,28 +126,71 @@ apr_status_t h2_c1_io_append(h2_c1_io *io, const char *data, apr_size_t len)
         io->pending += n;
         data += n;
         len -= n;
-        if (io->buf_len == io->buf_cap) {
-            emit_buf(io);
+    }
+    return rv;
+}
+
+/* The slice [off, off+len) of f from a mapped window, mapping a new
+ * window of up to H2_IO_MMAP_WINDOW when off is outside the current one.
+ * NULL if the file cannot be mapped. */
+static apr_bucket *mmap_slice(h2_c1_io *io, apr_file_t *f, apr_off_t off,
+                              apr_size_t len, apr_pool_t *p, void **pmm,
+                              apr_off_t *pmm_off)
+{
+    apr_bucket *mb = *pmm, *slice;
+
+    if (mb) {
+        if (off < *pmm_off || off + (apr_off_t)len > *pmm_off + (apr_off_t)mb->length) {
+            apr_bucket_destroy(mb);
+            *pmm = mb = NULL;
         }
     }
-    return APR_SUCCESS;
+    if (!mb) {
+        apr_finfo_t finfo;
+        apr_mmap_t *mm;
+        apr_off_t start = off & ~((apr_off_t)H2_IO_PAGE - 1), end;
+
+        if (apr_file_info_get(&finfo, APR_FINFO_SIZE, f) != APR_SUCCESS) {
+            return NULL;
+        }
+        end = start + H2_IO_MMAP_WINDOW;
+        if (end > finfo.size) end = finfo.size;
+        if (end < off + (apr_off_t)len
+            || apr_mmap_create(&mm, f, start, (apr_size_t)(end - start),
+                               APR_MMAP_READ, p) != APR_SUCCESS) {
+            return NULL;
+        }
+        *pmm = mb = apr_bucket_mmap_create(mm, 0, (apr_size_t)(end - start),
+                                           io->c->bucket_alloc);
+        *pmm_off = start;
+    }
+    apr_bucket_copy(mb, &slice);     /* shares the mapping's refcount */
+    slice->start = (apr_size_t)(off - *pmm_off);
+    slice->length = len;
+    return slice;
 }
 
 apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
-                                  apr_size_t len, int can_mmap, apr_pool_t *p)
+                                  apr_size_t len, int can_mmap, apr_pool_t *p,
+                                  void **pmm, apr_off_t *pmm_off)
 {
     if (!io->is_tls) {
-        apr_bucket *b;
-        emit_buf(io);
-        if (!io->corked && io->sock) {
-            /* frame headers and file data go out in separate syscalls;
-             * corking lets the kernel pack them into full segments */
-            if (apr_socket_opt_set(io->sock, APR_TCP_NOPUSH, 1) == APR_SUCCESS) {
-                io->corked = 1;
-            }
+        apr_bucket *b = NULL;
+        emit_seg(io);
+        if (can_mmap) {
+            b = mmap_slice(io, f, off, len, p, pmm, pmm_off);
         }
-        b = apr_bucket_file_create(f, off, len, p, io->c->bucket_alloc);
-        apr_bucket_file_enable_mmap(b, can_mmap);
+        if (!b) {
+            if (!io->corked && io->sock) {
+                /* frame headers and file data go out in separate syscalls;
+                 * corking lets the kernel pack them into full segments */
+                if (apr_socket_opt_set(io->sock, APR_TCP_NOPUSH, 1) == APR_SUCCESS) {
+                    io->corked = 1;
+                }
+            }
+            b = apr_bucket_file_create(f, off, len, p, io->c->bucket_alloc);
+            apr_bucket_file_enable_mmap(b, 0);
+        }
         APR_BRIGADE_INSERT_TAIL(io->bb_out, b);
         io->pending += len / 64;  /* files cost no memory, just time */
         return APR_SUCCESS;
@@ -129,14 +199,15 @@ apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
         /* TLS encrypts from memory anyway: read straight into the record
          * buffers, one copy, no mmap. */
         apr_os_file_t fd;
+        apr_status_t rv = APR_SUCCESS;
         apr_os_file_get(&fd, f);
-        while (len > 0) {
-            apr_size_t n;
+        while (len > 0 && rv == APR_SUCCESS) {
+            apr_size_t n = seg_room(io);
             ssize_t r;
-            if (!io->buf) {
-                new_buf(io);
+            if (!io->buf || n == 0) {
+                rv = make_room(io);
+                continue;
             }
-            n = io->buf_cap - io->buf_len;
             if (n > len) {
                 n = len;
             }
@@ -150,11 +221,8 @@ apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
             io->pending += (apr_size_t)r;
             off += r;
             len -= (apr_size_t)r;
-            if (io->buf_len == io->buf_cap) {
-                emit_buf(io);
-            }
         }
-        return APR_SUCCESS;
+        return rv;
     }
 }
 
@@ -163,11 +231,24 @@ int h2_c1_io_needs_flush(h2_c1_io *io)
     return io->pending >= H2_IO_MEM_FLUSH;
 }
 
+int h2_c1_io_has_output(h2_c1_io *io)
+{
+    return io->buf_len > 0 || !APR_BRIGADE_EMPTY(io->bb_out);
+}
+
+void h2_c1_io_idle(h2_c1_io *io)
+{
+    if (io->buf && !h2_c1_io_has_output(io)) {
+        free(io->buf);
+        io->buf = NULL;
+    }
+}
+
 apr_status_t h2_c1_io_flush(h2_c1_io *io)
 {
     apr_status_t rv = APR_SUCCESS;
 
-    emit_buf(io);
+    emit_seg(io);
     if (!APR_BRIGADE_EMPTY(io->bb_out)) {
         apr_off_t len = 0;
         apr_brigade_length(io->bb_out, 0, &len);
@@ -179,6 +260,8 @@ apr_status_t h2_c1_io_flush(h2_c1_io *io)
             io->bytes_written += len;
         }
     }
+    io->buf_len = io->seg_start = 0;
+    io->seg_max = 0;
     io->pending = 0;
     if (io->corked) {
         apr_socket_opt_set(io->sock, APR_TCP_NOPUSH, 0);

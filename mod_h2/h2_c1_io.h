@@ -30,11 +30,11 @@ typedef struct h2_c1_io {
     int is_tls;
     apr_bucket_brigade *bb_in;
     apr_bucket_brigade *bb_out;
-    char *buf;                 /* current buffer, becomes a heap bucket */
-    apr_size_t buf_len;
-    apr_size_t buf_cap;
-    apr_size_t pending;        /* bytes in bb_out and buf */
-    apr_size_t flush_threshold;
+    char *buf;                 /* arena frame bytes are gathered in */
+    apr_size_t buf_len;        /* bytes in the arena */
+    apr_size_t seg_start;      /* arena bytes not yet in a bucket start here */
+    apr_size_t seg_max;        /* TLS: size of the record being filled */
+    apr_size_t pending;        /* weight of what waits to be written */
     h2_tls_sizing tls;
     apr_socket_t *sock;
     int corked;
@@ -48,16 +48,27 @@ void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls);
 /* Copy len bytes to the output. */
 apr_status_t h2_c1_io_append(h2_c1_io *io, const char *data, apr_size_t len);
 
-/* Queue len bytes of file f at off. On cleartext this is a file bucket,
- * which must stay valid until the next h2_c1_io_flush() returned. */
+/* Queue len bytes of file f at off. On cleartext the data is not copied:
+ * with mmap allowed it is a slice of a mapped window kept in *pmm, which
+ * starts at file offset *pmm_off (the caller destroys the bucket *pmm
+ * when done with the file), else a file bucket for
+ * sendfile; f must stay open until the next h2_c1_io_flush() returned.
+ * On TLS the data is read into the record buffers. */
 apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
-                                  apr_size_t len, int can_mmap, apr_pool_t *p);
+                                  apr_size_t len, int can_mmap, apr_pool_t *p,
+                                  void **pmm, apr_off_t *pmm_off);
 
 /* Write out everything queued; blocks until the data is with the kernel. */
 apr_status_t h2_c1_io_flush(h2_c1_io *io);
 
 /* 1 when enough is queued that it should be written before queueing more. */
 int h2_c1_io_needs_flush(h2_c1_io *io);
+
+/* 1 when output waits to be written. */
+int h2_c1_io_has_output(h2_c1_io *io);
+
+/* Give back the output arena while the connection idles. */
+void h2_c1_io_idle(h2_c1_io *io);
 
 /* Called for each chunk of input read. Returns APR_SUCCESS to go on. */
 typedef apr_status_t h2_c1_io_feed(void *ctx, const char *data, apr_size_t len);

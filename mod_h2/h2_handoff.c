@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <apr_strings.h>
+#include <apr_buckets.h>
 
 #include "h2_handoff.h"
 
@@ -45,11 +46,17 @@ h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap)
     c->foff = 0;
     c->flen = 0;
     c->file = NULL;
+    c->mm = NULL;
     return c;
 }
 
 void h2_hpool_put(h2_hpool *hp, h2_hchunk *c)
 {
+    if (c->mm) {
+        /* slices written out already hold their own references */
+        apr_bucket_destroy((apr_bucket *)c->mm);
+        c->mm = NULL;
+    }
     if (c->fd >= 0) {
         close(c->fd);
         c->fd = -1;

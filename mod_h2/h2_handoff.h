@@ -49,6 +49,8 @@ struct h2_hchunk {
     apr_off_t foff;
     apr_size_t flen;
     void *file;            /* apr_file_t the connection made for fd */
+    void *mm;              /* connection's mmap bucket of a window of it */
+    apr_off_t mm_off;      /* file offset where that window starts */
     char data[];
 };
 

@@ -686,8 +686,12 @@ static int send_data(nghttp2_session *ngh, nghttp2_frame *frame,
                                 stream->pool);
                 c->file = f;
             }
-            rv = h2_c1_io_append_file(&s->io, c->file, c->foff, k, c->fd_mmap,
-                                      stream->pool);
+            /* with sendfile allowed and mmap not, the core sendfiles each
+             * frame; otherwise frames are slices of one mapped window and
+             * go out in few writev calls, equally without copies */
+            rv = h2_c1_io_append_file(&s->io, c->file, c->foff, k,
+                                      c->fd_mmap,
+                                      stream->pool, &c->mm, &c->mm_off);
             c->foff += k;
             c->flen -= k;
             if (c->flen == 0) {
@@ -1035,7 +1039,7 @@ static apr_status_t send_output(h2_session *s, int *progress)
             return APR_EGENERAL;
         }
     }
-    if (s->io.pending > 0 || !APR_BRIGADE_EMPTY(s->io.bb_out) || s->io.buf) {
+    if (h2_c1_io_has_output(&s->io)) {
         *progress = 1;
         return h2_c1_io_flush(&s->io);
     }
@@ -1178,6 +1182,7 @@ apr_status_t h2_session_process(h2_session *s, int may_return)
             apr_thread_mutex_lock(s->mutex);
             h2_hpool_trim(&s->hpool, 0);
             apr_thread_mutex_unlock(s->mutex);
+            h2_c1_io_idle(&s->io);
             if (may_return) {
                 return APR_EAGAIN;
             }
@@ -1278,6 +1283,10 @@ static apr_status_t session_teardown(void *data)
     }
     h2_hqueue_clear(&s->sent_chunks, &s->hpool);
     h2_hpool_trim(&s->hpool, 0);
+    /* whatever was not written is lost with the connection anyway */
+    apr_brigade_cleanup(s->io.bb_out);
+    s->io.buf_len = s->io.seg_start = 0;
+    h2_c1_io_idle(&s->io);
     return APR_SUCCESS;
 }
 
