@@ -1,0 +1,90 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+/* Handoff chunks: writes fill chunks in order, accounting follows the
+ * queued bytes, fields survive serialization. */
+#include <string.h>
+#include <apr_general.h>
+#include <apr_tables.h>
+#include <apr_strings.h>
+
+#include "h2_handoff.h"
+#include "unit.h"
+
+static int count_fields(void *ctx, const char *n, apr_size_t nl,
+                        const char *v, apr_size_t vl)
+{
+    apr_table_t *t = ctx;
+    apr_table_addn(t, apr_pstrmemdup(apr_table_elts(t)->pool, n, nl),
+                   apr_pstrmemdup(apr_table_elts(t)->pool, v, vl));
+    return 1;
+}
+
+int main(void)
+{
+    apr_pool_t *pool;
+    h2_hpool hp = { NULL, 0, 4 };
+    h2_hqueue q = { NULL, NULL, 0 }, q2 = { NULL, NULL, 0 };
+    static char data[40000];
+    apr_size_t i, total = 0;
+    h2_hchunk *c;
+    apr_table_t *t, *back;
+
+    apr_initialize();
+    apr_pool_create(&pool, NULL);
+    for (i = 0; i < sizeof(data); ++i) data[i] = (char)(i * 7);
+
+    h2_hqueue_write(&q, &hp, data, 1000);
+    h2_hqueue_write(&q, &hp, data + 1000, sizeof(data) - 1000);
+    CHECK(q.mem == sizeof(data));
+    for (c = q.first; c; c = c->next) {
+        CHECK(c->type == H2_HC_DATA);
+        CHECK(!memcmp(c->data + c->start, data + total, c->end - c->start));
+        total += c->end - c->start;
+    }
+    CHECK(total == sizeof(data));
+    CHECK(q.first->end == H2_HCHUNK_SIZE);  /* chunks are filled up */
+
+    c = h2_hpool_get(&hp, H2_HC_FILE, 0);
+    c->flen = 123456;
+    h2_hqueue_append(&q, c);
+    CHECK(q.mem == sizeof(data) + H2_HCHUNK_FILE_COST);
+    h2_hqueue_move(&q2, &q);
+    CHECK(q.first == NULL && q.mem == 0);
+    CHECK(q2.mem == sizeof(data) + H2_HCHUNK_FILE_COST);
+    h2_hqueue_clear(&q2, &hp);
+    CHECK(q2.first == NULL && q2.mem == 0);
+    CHECK(hp.nfree <= 4);                  /* recycled, but bounded */
+    h2_hpool_trim(&hp, 0);
+    CHECK(hp.nfree == 0 && hp.free == NULL);
+
+    t = apr_table_make(pool, 4);
+    apr_table_add(t, "Content-Type", "text/plain");
+    apr_table_add(t, "Set-Cookie", "a=1");
+    apr_table_add(t, "Set-Cookie", "b=2");
+    apr_table_add(t, "X-Empty", "");
+    c = h2_hchunk_fields(&hp, H2_HC_HEADERS, 200, t);
+    CHECK(c->status == 200);
+    back = apr_table_make(pool, 4);
+    h2_hchunk_fields_do(c, count_fields, back);
+    CHECK(apr_table_elts(back)->nelts == 4);
+    CHECK(!strcmp(apr_table_get(back, "Content-Type"), "text/plain"));
+    CHECK(!strcmp(apr_table_get(back, "X-Empty"), ""));
+    h2_hpool_put(&hp, c);
+    h2_hpool_trim(&hp, 0);
+
+    apr_pool_destroy(pool);
+    apr_terminate();
+    return unit_done("test_handoff");
+}

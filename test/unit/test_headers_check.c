@@ -1,0 +1,280 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+/* Request header block validation, RFC 9113 sections 8.2 and 8.3. */
+#include <string.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+
+#include "h2_headers_check.h"
+#include "unit.h"
+
+static apr_pool_t *pool;
+static const h2_hdr_limits limits = { 8190, 100, 8190, 0 };
+
+#define ADD(h, n, v) h2_req_head_add((h), (n), strlen(n), (v), strlen(v))
+
+static void start(h2_req_head *h)
+{
+    h2_req_head_init(h, pool, &limits);
+}
+
+static void basic_request(h2_req_head *h)
+{
+    start(h);
+    ADD(h, ":method", "GET");
+    ADD(h, ":scheme", "https");
+    ADD(h, ":authority", "example.org");
+    ADD(h, ":path", "/index.html");
+}
+
+static void test_valid_request_becomes_method_path_and_host(void)
+{
+    h2_req_head h;
+    basic_request(&h);
+    CHECK(ADD(&h, "accept", "*/*") == H2_HDR_OK);
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    CHECK(!strcmp(h.method, "GET"));
+    CHECK(!strcmp(h.path, "/index.html"));
+    CHECK(!strcmp(apr_table_get(h.headers, "host"), "example.org"));
+    CHECK(!strcmp(apr_table_get(h.headers, "accept"), "*/*"));
+    CHECK(h.content_length == -1);
+}
+
+static void test_names_must_be_lowercase_tokens(void)
+{
+    h2_req_head h;
+    basic_request(&h);
+    CHECK(ADD(&h, "Accept", "x") == H2_HDR_ERR_NAME);
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_NAME);
+    basic_request(&h);
+    CHECK(ADD(&h, "x y", "x") == H2_HDR_ERR_NAME);
+    basic_request(&h);
+    CHECK(ADD(&h, "x:y", "x") == H2_HDR_ERR_NAME);
+    basic_request(&h);
+    CHECK(h2_req_head_add(&h, "", 0, "x", 1) == H2_HDR_ERR_NAME);
+    CHECK(h2_hdr_name_valid("x-custom_1.a~b", 14));
+}
+
+static void test_values_reject_cr_lf_nul_and_edge_whitespace(void)
+{
+    h2_req_head h;
+    basic_request(&h);
+    CHECK(ADD(&h, "x", "a\r\nb: c") == H2_HDR_ERR_VALUE);
+    basic_request(&h);
+    CHECK(h2_req_head_add(&h, "x", 1, "a\0b", 3) == H2_HDR_ERR_VALUE);
+    basic_request(&h);
+    CHECK(ADD(&h, "x", " a") == H2_HDR_ERR_VALUE);
+    basic_request(&h);
+    CHECK(ADD(&h, "x", "a\t") == H2_HDR_ERR_VALUE);
+    basic_request(&h);
+    CHECK(ADD(&h, "x", "a b") == H2_HDR_OK);
+    CHECK(ADD(&h, "y", "") == H2_HDR_OK);
+}
+
+static void test_connection_specific_fields_are_malformed(void)
+{
+    static const char *names[] = { "connection", "keep-alive", "proxy-connection",
+                                   "transfer-encoding", "upgrade" };
+    unsigned i;
+    for (i = 0; i < sizeof(names)/sizeof(names[0]); ++i) {
+        h2_req_head h;
+        basic_request(&h);
+        CHECK(ADD(&h, names[i], "x") == H2_HDR_ERR_CONN_SPECIFIC);
+    }
+}
+
+static void test_te_allows_only_trailers(void)
+{
+    h2_req_head h;
+    basic_request(&h);
+    CHECK(ADD(&h, "te", "trailers") == H2_HDR_OK);
+    basic_request(&h);
+    CHECK(ADD(&h, "te", "gzip") == H2_HDR_ERR_TE);
+}
+
+static void test_pseudo_headers_rules(void)
+{
+    h2_req_head h;
+    basic_request(&h);
+    CHECK(ADD(&h, ":path", "/again") == H2_HDR_ERR_PSEUDO_DUP);
+    basic_request(&h);
+    ADD(&h, "accept", "x");
+    CHECK(ADD(&h, ":foo", "x") == H2_HDR_ERR_PSEUDO_LATE);
+    basic_request(&h);
+    CHECK(ADD(&h, ":status", "200") == H2_HDR_ERR_PSEUDO_UNKNOWN);
+    start(&h);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_PSEUDO_MISSING);
+    start(&h);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    CHECK(h2_req_head_add(&h, ":path", 5, "", 0) == H2_HDR_ERR_PSEUDO_INVALID);
+    start(&h);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    CHECK(ADD(&h, ":path", "/a b") == H2_HDR_ERR_PSEUDO_INVALID);
+    start(&h);
+    CHECK(ADD(&h, ":method", "G\rET") == H2_HDR_ERR_PSEUDO_INVALID);
+    start(&h);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "relative");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_PSEUDO_INVALID);
+    start(&h);
+    CHECK(ADD(&h, ":authority", "user@example.org") == H2_HDR_ERR_PSEUDO_INVALID);
+}
+
+static void test_connect_needs_authority_only(void)
+{
+    h2_req_head h;
+    start(&h);
+    ADD(&h, ":method", "CONNECT");
+    ADD(&h, ":authority", "example.org:443");
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    start(&h);
+    ADD(&h, ":method", "CONNECT");
+    ADD(&h, ":authority", "example.org:443");
+    ADD(&h, ":path", "/");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_PSEUDO_INVALID);
+}
+
+static void test_options_asterisk_is_allowed(void)
+{
+    h2_req_head h;
+    start(&h);
+    ADD(&h, ":method", "OPTIONS");
+    ADD(&h, ":scheme", "http");
+    ADD(&h, ":path", "*");
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+}
+
+static void test_content_length_must_be_digits_and_agree(void)
+{
+    h2_req_head h;
+    basic_request(&h);
+    CHECK(ADD(&h, "content-length", "12") == H2_HDR_OK);
+    CHECK(ADD(&h, "content-length", "12") == H2_HDR_OK);
+    CHECK(h.content_length == 12);
+    CHECK(ADD(&h, "content-length", "13") == H2_HDR_ERR_CONTENT_LENGTH);
+    basic_request(&h);
+    CHECK(ADD(&h, "content-length", "-1") == H2_HDR_ERR_CONTENT_LENGTH);
+    basic_request(&h);
+    CHECK(ADD(&h, "content-length", "1 2") == H2_HDR_ERR_VALUE
+          || h.error == H2_HDR_ERR_CONTENT_LENGTH);
+}
+
+static void test_host_must_match_authority(void)
+{
+    h2_req_head h;
+    basic_request(&h);
+    ADD(&h, "host", "Example.ORG");
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    basic_request(&h);
+    ADD(&h, "host", "other.org");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_HOST_MISMATCH);
+}
+
+static void test_cookie_crumbs_are_joined(void)
+{
+    h2_req_head h;
+    basic_request(&h);
+    ADD(&h, "cookie", "a=1");
+    ADD(&h, "cookie", "b=2");
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    CHECK(!strcmp(apr_table_get(h.headers, "cookie"), "a=1; b=2"));
+}
+
+static void test_limits_answer_with_status(void)
+{
+    h2_hdr_limits small = { 20, 2, 30, 0 };
+    h2_req_head h;
+    int status = 0;
+    char big[100];
+
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = 0;
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "http");
+    ADD(&h, ":path", "/");
+    CHECK(ADD(&h, "x", big) == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(h2_hdr_result_as_status(h.error, &status) && status == 431);
+
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "http");
+    ADD(&h, ":path", "/");
+    ADD(&h, "a", "1");
+    ADD(&h, "b", "2");
+    CHECK(ADD(&h, "c", "3") == H2_HDR_ERR_TOO_MANY);
+
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "http");
+    ADD(&h, ":path", "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_LINE_TOO_LONG);
+    CHECK(h2_hdr_result_as_status(h.error, &status) && status == 414);
+    CHECK(!h2_hdr_result_as_status(H2_HDR_ERR_NAME, &status));
+}
+
+static void test_decoded_block_size_is_bounded(void)
+{
+    h2_hdr_limits lim = { 8190, 0, 8190, 1000 };
+    h2_req_head h;
+    int i, res = H2_HDR_OK;
+    h2_req_head_init(&h, pool, &lim);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "http");
+    ADD(&h, ":path", "/");
+    for (i = 0; i < 100 && res == H2_HDR_OK; ++i) {
+        res = ADD(&h, "x-a", "0123456789");
+    }
+    CHECK(res == H2_HDR_ERR_BLOCK_TOO_LARGE);
+    CHECK(i < 100);
+}
+
+static void test_trailers_refuse_pseudo_headers(void)
+{
+    h2_req_head h;
+    apr_table_t *t = apr_table_make(pool, 2);
+    h2_req_head_init_trailer(&h, pool, &limits, t);
+    CHECK(ADD(&h, "x-checksum", "abc") == H2_HDR_OK);
+    CHECK(ADD(&h, ":path", "/") == H2_HDR_ERR_PSEUDO_IN_TRAILER);
+    CHECK(!strcmp(apr_table_get(t, "x-checksum"), "abc"));
+}
+
+int main(void)
+{
+    apr_initialize();
+    apr_pool_create(&pool, NULL);
+    test_valid_request_becomes_method_path_and_host();
+    test_names_must_be_lowercase_tokens();
+    test_values_reject_cr_lf_nul_and_edge_whitespace();
+    test_connection_specific_fields_are_malformed();
+    test_te_allows_only_trailers();
+    test_pseudo_headers_rules();
+    test_connect_needs_authority_only();
+    test_options_asterisk_is_allowed();
+    test_content_length_must_be_digits_and_agree();
+    test_host_must_match_authority();
+    test_cookie_crumbs_are_joined();
+    test_limits_answer_with_status();
+    test_decoded_block_size_is_bounded();
+    test_trailers_refuse_pseudo_headers();
+    apr_pool_destroy(pool);
+    apr_terminate();
+    return unit_done("test_headers_check");
+}
