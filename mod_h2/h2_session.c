@@ -189,11 +189,48 @@ static int abuse_check(h2_session *s, unsigned int *counter, unsigned int limit,
 
 /* --- nghttp2 callbacks, all in the connection thread --- */
 
+/* RFC 9113 5.1.2 makes a stream over the advertised concurrency limit a
+ * stream error, so the other streams go on; nghttp2 treats it as a
+ * connection error once the limit is acknowledged. So nghttp2 gets a
+ * higher limit and the client sees ours in our first SETTINGS frame,
+ * patched here on its way out; on_begin_headers() enforces ours with
+ * REFUSED_STREAM. */
+#define H2_NGH_STREAMS(max) ((max) > 0x3fffffff? 0x7fffffff : 2 * (max) + 10)
+
+static void patch_settings(h2_session *s, uint8_t *frame, size_t len)
+{
+    size_t plen, i;
+
+    if (len < H2_FRAME_HDR_LEN || frame[3] != NGHTTP2_SETTINGS
+        || (frame[4] & NGHTTP2_FLAG_ACK)) {
+        return;
+    }
+    plen = ((size_t)frame[0] << 16) | ((size_t)frame[1] << 8) | frame[2];
+    for (i = H2_FRAME_HDR_LEN; i + 6 <= H2_FRAME_HDR_LEN + plen && i + 6 <= len; i += 6) {
+        if (frame[i] == 0 && frame[i+1] == NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS) {
+            uint32_t v = (uint32_t)s->max_streams;
+            frame[i+2] = (uint8_t)(v >> 24);
+            frame[i+3] = (uint8_t)(v >> 16);
+            frame[i+4] = (uint8_t)(v >> 8);
+            frame[i+5] = (uint8_t)v;
+        }
+    }
+    s->settings_patched = 1;
+}
+
 static ssize_t on_send(nghttp2_session *ngh, const uint8_t *data, size_t len,
                        int flags, void *ud)
 {
     h2_session *s = ud;
-    h2_c1_io_append(&s->io, (const char *)data, len);
+    if (!s->settings_patched && len <= 9 + 6 * 8) {
+        uint8_t frame[9 + 6 * 8];
+        memcpy(frame, data, len);
+        patch_settings(s, frame, len);
+        h2_c1_io_append(&s->io, (const char *)frame, len);
+    }
+    else {
+        h2_c1_io_append(&s->io, (const char *)data, len);
+    }
     if (h2_c1_io_needs_flush(&s->io) && h2_c1_io_flush(&s->io) != APR_SUCCESS) {
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
@@ -1464,7 +1501,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     apr_pool_pre_cleanup_register(pool, s, session_teardown);
 
     settings[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
-    settings[0].value = (uint32_t)s->max_streams;
+    settings[0].value = (uint32_t)H2_NGH_STREAMS(s->max_streams);
     settings[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
     settings[1].value = (uint32_t)s->window_size;
     nghttp2_submit_settings(s->ngh, NGHTTP2_FLAG_NONE, settings, 2);

@@ -88,6 +88,7 @@ struct h2_session {
     apr_pollset_t *pollset;
     apr_pollfd_t sock_pfd;
     int goaway_sent;
+    int settings_patched;           /* our limit is in the SETTINGS sent */
     int goaway_recv;
     int shutdown_notice_sent;
     int stream_errors;
