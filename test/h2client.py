@@ -145,8 +145,10 @@ class H2Client:
     def _readable(self, timeout):
         if isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
             return True
-        r, _, _ = select.select([self.sock], [], [], max(timeout, 0))
-        return bool(r)
+        # poll, not select: load tests hold more than FD_SETSIZE sockets
+        p = select.poll()
+        p.register(self.sock, select.POLLIN)
+        return bool(p.poll(max(timeout, 0) * 1000))
 
     def pump(self, timeout=0.1):
         """Read what arrives within `timeout` and process it; returns False
