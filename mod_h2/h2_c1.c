@@ -26,6 +26,7 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c1.h"
+#include "h2_c1_idle.h"
 #include "h2_protocol.h"
 #include "h2_session.h"
 
@@ -149,6 +150,7 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
     }
     rv = h2_session_process(ctx->session, async);
     if (APR_STATUS_IS_EAGAIN(rv) && c->cs) {
+        h2_c1_idle_park(ctx->session);
         wait_in_mpm(c);
         return OK;
     }
@@ -170,7 +172,14 @@ int h2_c1_process_connection(conn_rec *c)
     }
     ctx = h2_c1_ctx_get(c, 0);
     if (ctx && ctx->session) {
-        return run_session(c, ctx, NULL);   /* resumed by the MPM */
+        /* resumed by the MPM */
+        if (h2_c1_idle_unpark(ctx->session)) {
+            h2_session_goodbye(ctx->session, "idle timeout");
+            c->keepalive = AP_CONN_CLOSE;
+            if (c->cs) c->cs->state = CONN_STATE_LINGER;
+            return DONE;
+        }
+        return run_session(c, ctx, NULL);
     }
     if (ctx && ctx->checked) {
         return DECLINED;                    /* HTTP/1.1 keep-alive */
@@ -218,7 +227,7 @@ int h2_c1_pre_close(conn_rec *c)
     }
     ctx = h2_c1_ctx_get(c, 0);
     if (ctx && ctx->session) {
-        h2_session_goodbye(ctx->session);
+        h2_session_goodbye(ctx->session, "connection closing");
     }
     return DECLINED;
 }

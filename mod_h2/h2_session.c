@@ -26,6 +26,7 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c1_io.h"
+#include "h2_c1_idle.h"
 #include "h2_c2.h"
 #include "h2_handoff.h"
 #include "h2_protocol.h"
@@ -1270,11 +1271,11 @@ void h2_session_refuse(h2_session *s, int code, const char *why)
     send_output(s, &p);
 }
 
-void h2_session_goodbye(h2_session *s)
+void h2_session_goodbye(h2_session *s, const char *why)
 {
     if (!s->goaway_sent && !s->c1->aborted) {
         int p = 0;
-        shutdown_graceful(s, "connection closing");
+        shutdown_graceful(s, why);
         send_output(s, &p);
     }
 }
@@ -1285,6 +1286,8 @@ static apr_status_t session_teardown(void *data)
 {
     h2_session *s = data;
     h2_stream *stream;
+
+    h2_c1_idle_unpark(s);
 
     apr_thread_mutex_lock(s->mutex);
     s->tearing_down = 1;

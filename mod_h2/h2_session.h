@@ -102,6 +102,12 @@ struct h2_session {
     unsigned int abuse_priority;
     apr_time_t abuse_window_start;
 
+    /* idle registry (h2_c1_idle.c), under its lock */
+    struct h2_session *idle_prev, *idle_next;
+    int idle_listed;
+    int idle_expired;
+    apr_time_t idle_deadline;
+
     /* shared with workers, under mutex */
     apr_thread_mutex_t *mutex;
     apr_thread_cond_t *done_cond;   /* workers finished, at teardown */
@@ -127,8 +133,8 @@ apr_status_t h2_session_process(h2_session *session, int may_return);
 /* Refuse the connection with GOAWAY code (e.g. INADEQUATE_SECURITY). */
 void h2_session_refuse(h2_session *session, int code, const char *why);
 
-/* Send a final GOAWAY if none went out yet; used before the MPM closes. */
-void h2_session_goodbye(h2_session *session);
+/* Send a final GOAWAY (NO_ERROR, why as debug data) if none went out yet. */
+void h2_session_goodbye(h2_session *session, const char *why);
 
 const char *h2_session_state_str(h2_session_state state);
 

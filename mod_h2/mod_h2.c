@@ -20,11 +20,13 @@
 #include <http_log.h>
 #include <http_protocol.h>
 #include <ap_mpm.h>
+#include <mpm_common.h>
 #include <nghttp2/nghttp2.h>
 
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c1.h"
+#include "h2_c1_idle.h"
 #include "h2_c2.h"
 #include "h2_protocol.h"
 
@@ -50,6 +52,9 @@ static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 static void h2_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_status_t rv = h2_c2_child_init(pchild, s);
+    if (rv == APR_SUCCESS) {
+        rv = h2_c1_idle_child_init(pchild, s);
+    }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, APLOGNO(21061)
                      "mod_h2: child init failed, HTTP/2 will not work");
@@ -64,6 +69,7 @@ static void h2_register_hooks(apr_pool_t *p)
     ap_hook_process_connection(h2_c1_process_connection, NULL, NULL,
                                APR_HOOK_FIRST);
     ap_hook_pre_close_connection(h2_c1_pre_close, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_stopping(h2_c1_idle_child_stopping, NULL, NULL, APR_HOOK_MIDDLE);
     h2_protocol_register_hooks();
     h2_c2_register_hooks();
 }

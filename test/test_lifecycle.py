@@ -3,10 +3,11 @@ closed with a GOAWAY after the configured timeout, and streams whose
 handler or request body never finishes cut off without harming the other
 streams on the same connection.
 
-Observed timeouts (event MPM): the idle close of an h2 (TLS) connection
-follows the vhost's `Timeout`, not `KeepAliveTimeout`; an idle h2c
-connection follows the server-wide `Timeout` (vhost setting ignored, see
-the xfail below). A request body that stops arriving is answered 408
+Timeouts: an idle connection (no streams) is closed with GOAWAY NO_ERROR
+after `KeepAliveTimeout` of the vhost that serves it, under every MPM (the
+event MPM keeps it in its I/O queue meanwhile, without a thread). A
+graceful restart sends idle connections a GOAWAY right away. A request
+body that stops arriving is answered 408
 after `H2StreamTimeout`; a CGI that produces nothing is ended by mod_cgid
 after `Timeout` (504 before its headers, RST_STREAM after them).
 """
@@ -117,10 +118,6 @@ def test_new_requests_work_after_graceful_restart(env, how):
 
 @pytest.mark.parametrize("how", H2_WAYS)
 def test_graceful_restart_sends_goaway_to_idle_connection(env, how, request):
-    if env.module == "ours":
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason=(
-            "mod_h2 bug: a graceful restart leaves idle HTTP/2 connections "
-            "open (no GOAWAY) until their idle timeout")))
     with H2Client.connect(env, how) as c:
         c.wait_settings()
         assert c.get("/1k.txt").status == 200
@@ -135,10 +132,6 @@ def test_graceful_restart_sends_goaway_to_idle_connection(env, how, request):
 @pytest.mark.parametrize("how", H2_WAYS)
 def test_idle_connection_closed_with_goaway_after_vhost_timeout(env, short_timeouts,
                                                                  how, request):
-    if how == "h2c" and env.mpm == "event" and env.module == "ours":
-        request.node.add_marker(pytest.mark.xfail(strict=True, reason=(
-            "mod_h2 bug: under event, an idle h2c connection is closed after "
-            "the server-wide Timeout (30 s), ignoring the vhost's Timeout")))
     with H2Client.connect(env, how) as c:
         c.wait_settings()
         assert c.get("/1k.txt").status == 200

@@ -1,0 +1,166 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <apr_thread_proc.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_cond.h>
+#include <httpd.h>
+#include <http_core.h>
+#include <http_log.h>
+#include <ap_mpm.h>
+
+#include "h2.h"
+#include "h2_c1_idle.h"
+#include "h2_session.h"
+
+APLOG_USE_MODULE(h2);
+
+static struct {
+    apr_thread_mutex_t *mutex;
+    apr_thread_cond_t *cond;
+    apr_thread_t *thread;
+    h2_session *first;          /* parked sessions */
+    int stopping;
+    int shutdown;
+} idle;
+
+static void unlink_locked(h2_session *s)
+{
+    if (s->idle_prev) s->idle_prev->idle_next = s->idle_next;
+    else idle.first = s->idle_next;
+    if (s->idle_next) s->idle_next->idle_prev = s->idle_prev;
+    s->idle_prev = s->idle_next = NULL;
+    s->idle_listed = 0;
+}
+
+/* Called with the lock held: make the MPM give the session back. */
+static void wake_locked(h2_session *s)
+{
+    apr_socket_t *sock = ap_get_conn_socket(s->c1);
+    s->idle_expired = 1;
+    unlink_locked(s);
+    if (sock) {
+        apr_socket_shutdown(sock, APR_SHUTDOWN_READ);
+    }
+}
+
+static void *APR_THREAD_FUNC reaper(apr_thread_t *thread, void *data)
+{
+    apr_thread_mutex_lock(idle.mutex);
+    while (!idle.shutdown) {
+        apr_time_t now = apr_time_now(), next = 0;
+        h2_session *s = idle.first, *n;
+
+        for (; s; s = n) {
+            n = s->idle_next;
+            if (idle.stopping || s->idle_deadline <= now) {
+                wake_locked(s);
+            }
+            else if (!next || s->idle_deadline < next) {
+                next = s->idle_deadline;
+            }
+        }
+        if (next) {
+            apr_thread_cond_timedwait(idle.cond, idle.mutex, next - now);
+        }
+        else {
+            apr_thread_cond_wait(idle.cond, idle.mutex);
+        }
+    }
+    apr_thread_mutex_unlock(idle.mutex);
+    return NULL;
+}
+
+static apr_status_t idle_cleanup(void *data)
+{
+    apr_status_t trv;
+    apr_thread_mutex_lock(idle.mutex);
+    idle.shutdown = 1;
+    apr_thread_cond_signal(idle.cond);
+    apr_thread_mutex_unlock(idle.mutex);
+    apr_thread_join(&trv, idle.thread);
+    return APR_SUCCESS;
+}
+
+apr_status_t h2_c1_idle_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    apr_status_t rv;
+    int async = 0;
+
+    ap_mpm_query(AP_MPMQ_IS_ASYNC, &async);
+    if (!async) {
+        return APR_SUCCESS;   /* without an async MPM, sessions never park */
+    }
+    if ((rv = apr_thread_mutex_create(&idle.mutex, APR_THREAD_MUTEX_DEFAULT,
+                                      pchild)) != APR_SUCCESS
+        || (rv = apr_thread_cond_create(&idle.cond, pchild)) != APR_SUCCESS
+        || (rv = ap_thread_create(&idle.thread, NULL, reaper, NULL,
+                                  pchild)) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, APLOGNO(21070)
+                     "h2: could not start the idle connection timer");
+        idle.mutex = NULL;
+        return rv;
+    }
+    apr_pool_pre_cleanup_register(pchild, NULL, idle_cleanup);
+    return APR_SUCCESS;
+}
+
+void h2_c1_idle_park(h2_session *s)
+{
+    if (!idle.mutex) {
+        return;
+    }
+    apr_thread_mutex_lock(idle.mutex);
+    s->idle_deadline = apr_time_now() + s->keepalive_timeout;
+    s->idle_expired = 0;
+    if (idle.stopping) {
+        s->idle_expired = 1;    /* no need to wait: come straight back */
+    }
+    else {
+        s->idle_prev = NULL;
+        s->idle_next = idle.first;
+        if (idle.first) idle.first->idle_prev = s;
+        idle.first = s;
+        s->idle_listed = 1;
+        apr_thread_cond_signal(idle.cond);
+    }
+    apr_thread_mutex_unlock(idle.mutex);
+}
+
+int h2_c1_idle_unpark(h2_session *s)
+{
+    int expired;
+    if (!idle.mutex) {
+        return 0;
+    }
+    apr_thread_mutex_lock(idle.mutex);
+    if (s->idle_listed) {
+        unlink_locked(s);
+    }
+    expired = s->idle_expired;
+    s->idle_expired = 0;
+    apr_thread_mutex_unlock(idle.mutex);
+    return expired;
+}
+
+void h2_c1_idle_child_stopping(apr_pool_t *pchild, int graceful)
+{
+    if (!idle.mutex) {
+        return;
+    }
+    apr_thread_mutex_lock(idle.mutex);
+    idle.stopping = 1;
+    apr_thread_cond_signal(idle.cond);
+    apr_thread_mutex_unlock(idle.mutex);
+}

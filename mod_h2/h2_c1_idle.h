@@ -1,0 +1,42 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_C1_IDLE_H
+#define H2_C1_IDLE_H
+
+#include <httpd.h>
+
+struct h2_session;
+
+/* Idle HTTP/2 connections wait in the event MPM's I/O queue, which the
+ * MPM does not cut short when its threads are busy (a client's next
+ * request is never lost to that). The MPM applies no KeepAliveTimeout
+ * there and does not wake them for a graceful stop, so the child keeps a
+ * registry of them: when a connection's KeepAliveTimeout passes, or the
+ * child stops, the read side of its socket is shut down, the MPM sees it
+ * readable and hands it back, and the session says goodbye with GOAWAY. */
+
+apr_status_t h2_c1_idle_child_init(apr_pool_t *pchild, server_rec *s);
+
+/* The session goes to wait in the MPM now. */
+void h2_c1_idle_park(struct h2_session *session);
+
+/* The session is back (or going away). Returns 1 if it was woken because
+ * its idle time is over or the child stops: it should close. */
+int h2_c1_idle_unpark(struct h2_session *session);
+
+/* The child is stopping: wake all parked sessions. */
+void h2_c1_idle_child_stopping(apr_pool_t *pchild, int graceful);
+
+#endif
