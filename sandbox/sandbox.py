@@ -511,15 +511,17 @@ Timeout 30
 KeepAliveTimeout 5
 MaxKeepAliveRequests 0
 
+# ServerLimit leaves room for the processes of an old generation that
+# still finish their connections after a graceful restart (else: AH03490)
 <IfModule mpm_event_module>
     StartServers 1
-    ServerLimit 4
+    ServerLimit 8
     ThreadsPerChild 25
     MaxRequestWorkers 100
 </IfModule>
 <IfModule mpm_worker_module>
     StartServers 1
-    ServerLimit 4
+    ServerLimit 8
     ThreadsPerChild 25
     MaxRequestWorkers 100
 </IfModule>
