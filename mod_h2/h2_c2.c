@@ -487,6 +487,17 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         if (rv != APR_SUCCESS) {
             c2->aborted = 1;
             apr_brigade_cleanup(bb);
+            if (ctx->seen_head && !ctx->seen_eos) {
+                /* The response broke (e.g. a CGI timed out). Whatever ends
+                 * the request later must not look like a complete
+                 * response: reset the stream now. */
+                out_item it;
+                memset(&it, 0, sizeof(it));
+                it.type = H2_HC_RESET;
+                it.status = H2_ERR_INTERNAL_ERROR;
+                ctx->seen_eos = 1;
+                out_deliver(ctx, &it, 1, 1);
+            }
             return rv;
         }
         /* delete what was delivered, the EOR (and with it the request) last */
