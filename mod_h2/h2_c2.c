@@ -343,7 +343,9 @@ static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
     if (strstr(ctx->interim, "\r\n\r\n") || strstr(ctx->interim, "\n\n")) {
         if (ctx->r && h2_response_parse_interim(ctx->r->pool, ctx->interim,
                                                 ctx->interim_len, &status,
-                                                &fields)) {
+                                                &fields)
+            && (status != HTTP_EARLY_HINTS
+                || h2_config_rget(ctx->r, H2_CONF_EARLY_HINTS) == 1)) {
             h2_resp_meta *m = apr_palloc(ctx->r->pool, sizeof(*m));
             m->type = H2_HC_INTERIM;
             m->status = status;
@@ -747,8 +749,41 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
     return APR_SUCCESS;
 }
 
+/* H2EarlyHint fields go out as a 103 before the handler runs, so that a
+ * browser can start fetching while the response is being made. */
+static int c2_early_hints(request_rec *r)
+{
+    h2_c2_ctx *ctx;
+    apr_array_header_t *hints;
+    apr_table_t *fields;
+    h2_resp_meta m;
+    out_item it;
+    int i;
+
+    if (r->main || r->prev || !r->connection->master
+        || !(ctx = c2_ctx(r->connection)) || !ctx->stream || ctx->seen_head
+        || h2_config_rget(r, H2_CONF_EARLY_HINTS) != 1
+        || !(hints = h2_config_early_hints(r)) || hints->nelts < 2) {
+        return DECLINED;
+    }
+    fields = apr_table_make(r->pool, hints->nelts / 2);
+    for (i = 0; i + 1 < hints->nelts; i += 2) {
+        apr_table_add(fields, APR_ARRAY_IDX(hints, i, const char *),
+                      APR_ARRAY_IDX(hints, i + 1, const char *));
+    }
+    m.type = H2_HC_INTERIM;
+    m.status = HTTP_EARLY_HINTS;
+    m.fields = fields;
+    memset(&it, 0, sizeof(it));
+    it.type = H2_HC_INTERIM;
+    it.meta = &m;
+    out_deliver(ctx, &it, 1, 1);
+    return DECLINED;
+}
+
 void h2_c2_register_hooks(void)
 {
+    ap_hook_fixups(c2_early_hints, NULL, NULL, APR_HOOK_LAST);
     c2_in_handle = ap_register_input_filter("H2_C2_IN", c2_in_filter, NULL,
                                             AP_FTYPE_NETWORK);
     c2_out_handle = ap_register_output_filter("H2_C2_OUT", c2_out_filter, NULL,

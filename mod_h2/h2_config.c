@@ -216,8 +216,30 @@ static const char *set_early_hint(cmd_parms *cmd, void *dirconf,
     return NULL;
 }
 
-/* Push is a retired HTTP/2 feature browsers no longer use; the push
- * directives stay valid so that configurations written for mod_http2 load. */
+/* Push is a retired HTTP/2 feature browsers no longer use: mod_h2 never
+ * pushes. A resource H2PushResource names is announced instead as a
+ * preload Link in 103 Early Hints (when H2EarlyHints is on), which is
+ * what browsers act on today. */
+static const char *set_push_resource(cmd_parms *cmd, void *dirconf,
+                                     const char *arg1, const char *arg2,
+                                     const char *arg3)
+{
+    const char *path = arg1;
+    if (!strcasecmp(arg1, "add")) {
+        path = arg2;
+        arg2 = arg3;
+    }
+    if (!path) {
+        return "H2PushResource needs a path";
+    }
+    if (arg2 && strcasecmp(arg2, "critical")) {
+        return apr_pstrcat(cmd->pool, "H2PushResource: unknown option '", arg2,
+                           "'", NULL);
+    }
+    return set_early_hint(cmd, dirconf, "Link",
+                          apr_psprintf(cmd->pool, "<%s>; rel=preload", path));
+}
+
 static const char *accept_push_rule(cmd_parms *cmd, void *dirconf,
                                     const char *arg)
 {
@@ -234,8 +256,8 @@ const command_rec h2_cmds[] = {
     H2_CONF_VARS(H2_CONF_CMD)
     AP_INIT_TAKE2("H2EarlyHint", set_early_hint, NULL, H2_OVR_SRV_DIR,
                   "add a response header to 103 Early Hints"),
-    AP_INIT_RAW_ARGS("H2PushResource", accept_push_rule, NULL, H2_OVR_SRV_DIR,
-                     "accepted for compatibility; mod_h2 never pushes"),
+    AP_INIT_TAKE123("H2PushResource", set_push_resource, NULL, H2_OVR_SRV_DIR,
+                    "announce a resource as preload Link in 103 Early Hints"),
     AP_INIT_RAW_ARGS("H2PushPriority", accept_push_rule, NULL, H2_OVR_SRV,
                      "accepted for compatibility; mod_h2 never pushes"),
     AP_INIT_TAKE1(NULL, NULL, NULL, 0, NULL)
