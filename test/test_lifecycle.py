@@ -155,7 +155,7 @@ def test_idle_connection_closed_with_goaway_after_keepalive_timeout(env, short_t
 @pytest.mark.parametrize("how", H2_WAYS)
 def test_request_body_that_never_ends_gets_408_after_stream_timeout(env, short_timeouts,
                                                                       how):
-    env.ignore_log(r"AH01270: Error reading request entity data")
+    env.ignore_log(r"AH0(1270|1225): Error reading request entity data")  # cgid | cgi
     with H2Client.connect(env, how) as c:
         c.wait_settings()
         start = time.monotonic()

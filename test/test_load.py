@@ -133,6 +133,9 @@ BURST = int(os.environ.get("H2_TEST_BURST") or 400)
 @pytest.mark.parametrize("how", ["h2", "h2c"])
 def test_debian_mpm_burst_over_400_idle_connections_gets_all_answers(debian_env, how):
     e = debian_env
+    if e.mpm != "event":
+        pytest.skip("worker and prefork hold a thread/process per open connection: "
+                    "400 idle connections exceed MaxRequestWorkers 150 by design")
     conns = []
     try:
         for _ in range(BURST):
