@@ -129,14 +129,8 @@ def test_server_settings_announce_configured_values(env, how, limited):
 
 
 @pytest.mark.h2
-@pytest.mark.xfail(strict=False, reason="mod_h2 bug, intermittent (~1 in 3 runs of "
-                   "this file): one of the 5 uploads next to the refused stream gets "
-                   "500 'End of script output before headers: upload.py'")
 @pytest.mark.parametrize("how", H2_WAYS)
 def test_stream_over_max_concurrent_streams_is_refused_others_complete(env, how, limited):
-    # if the connection goes down, the CGIs lose their open request bodies
-    env.ignore_log(r"AH0(1270|1225): Error reading request entity data")  # cgid | cgi
-    env.ignore_log(r"End of script output before headers: upload.py")
     bodies = [("part %d " % i).encode() * 1000 for i in range(5)]
     with H2Client.connect(env, how) as c:
         c.wait_settings()
