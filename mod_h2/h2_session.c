@@ -1029,6 +1029,37 @@ void h2_session_stream_done(h2_session *s, h2_stream *stream)
 
 /* --- the connection loop --- */
 
+/* Write a GOAWAY frame directly, for when nghttp2 can no longer send. */
+static void goaway_raw(h2_session *s, uint32_t code, const char *why)
+{
+    unsigned char f[H2_FRAME_HDR_LEN + 8];
+    size_t dlen = strlen(why), plen = 8 + dlen;
+    int32_t last = nghttp2_session_get_last_proc_stream_id(s->ngh);
+
+    if (s->goaway_sent || s->c1->aborted) {
+        return;
+    }
+    f[0] = (unsigned char)(plen >> 16); f[1] = (unsigned char)(plen >> 8);
+    f[2] = (unsigned char)plen;
+    f[3] = NGHTTP2_GOAWAY; f[4] = 0;
+    f[5] = f[6] = f[7] = f[8] = 0;                     /* stream 0 */
+    f[9] = (unsigned char)((last >> 24) & 0x7f); f[10] = (unsigned char)(last >> 16);
+    f[11] = (unsigned char)(last >> 8); f[12] = (unsigned char)last;
+    f[13] = (unsigned char)(code >> 24); f[14] = (unsigned char)(code >> 16);
+    f[15] = (unsigned char)(code >> 8); f[16] = (unsigned char)code;
+    /* drop what nghttp2 queued: the flood's acks are what we refuse */
+    apr_brigade_cleanup(s->io.bb_out);
+    s->io.buf_len = s->io.seg_start = 0;
+    h2_c1_io_append(&s->io, (const char *)f, sizeof(f));
+    h2_c1_io_append(&s->io, why, dlen);
+    h2_c1_io_flush(&s->io);
+    s->goaway_sent = 1;
+    s->output_closed = 1;
+    ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21025)
+                  "h2_session(%ld): %s, GOAWAY %s", s->c1->id, why,
+                  h2_util_error_str(code));
+}
+
 static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
 {
     h2_session *s = ctx;
@@ -1039,6 +1070,12 @@ static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
                       nghttp2_strerror((int)n));
         if (n == NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
             /* not HTTP/2 at all: nothing more to say in HTTP/2 */
+            return APR_EGENERAL;
+        }
+        if (n == NGHTTP2_ERR_FLOODED) {
+            /* nghttp2's queue is full of the acks the flood asked for:
+             * say goodbye ourselves, before all of them */
+            goaway_raw(s, H2_ERR_ENHANCE_YOUR_CALM, "flood of SETTINGS/PING");
             return APR_EGENERAL;
         }
         if (!s->goaway_sent && n != NGHTTP2_ERR_FLOODED) {
@@ -1068,6 +1105,9 @@ static apr_status_t send_output(h2_session *s, int *progress)
 {
     int rv;
 
+    if (s->output_closed) {
+        return APR_SUCCESS;
+    }
     if (nghttp2_session_want_write(s->ngh)) {
         rv = nghttp2_session_send(s->ngh);
         if (rv != 0) {

@@ -89,6 +89,7 @@ struct h2_session {
     apr_pollfd_t sock_pfd;
     int goaway_sent;
     int settings_patched;           /* our limit is in the SETTINGS sent */
+    int output_closed;              /* last frame written, nothing may follow */
     int goaway_recv;
     int shutdown_notice_sent;
     int stream_errors;
