@@ -327,6 +327,17 @@ static apr_status_t file_to_heap(apr_bucket *b)
     return APR_SUCCESS;
 }
 
+/* End the stream with RST_STREAM code: its response broke or never came. */
+static void deliver_reset(h2_c2_ctx *ctx, int code)
+{
+    out_item it;
+    memset(&it, 0, sizeof(it));
+    it.type = H2_HC_RESET;
+    it.status = code;
+    ctx->seen_head = ctx->seen_eos = 1;
+    out_deliver(ctx, &it, 1, 1);
+}
+
 static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
                          apr_size_t len, out_item *it, int *n)
 {
@@ -493,12 +504,7 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 /* The response broke (e.g. a CGI timed out). Whatever ends
                  * the request later must not look like a complete
                  * response: reset the stream now. */
-                out_item it;
-                memset(&it, 0, sizeof(it));
-                it.type = H2_HC_RESET;
-                it.status = H2_ERR_INTERNAL_ERROR;
-                ctx->seen_eos = 1;
-                out_deliver(ctx, &it, 1, 1);
+                deliver_reset(ctx, H2_ERR_INTERNAL_ERROR);
             }
             return rv;
         }
@@ -688,11 +694,7 @@ static void c2_process(h2_worker *wk, h2_stream *stream)
 
         if (!ctx->seen_eos) {
             /* the request ended without completing its response */
-            out_item it;
-            memset(&it, 0, sizeof(it));
-            it.type = H2_HC_RESET;
-            it.status = c2->aborted? H2_ERR_CANCEL : H2_ERR_INTERNAL_ERROR;
-            out_deliver(ctx, &it, 1, 1);
+            deliver_reset(ctx, c2->aborted? H2_ERR_CANCEL : H2_ERR_INTERNAL_ERROR);
         }
         ctx->stream = NULL;
         ctx->worker = NULL;

@@ -140,13 +140,10 @@ static h2_stream *get_stream(h2_session *s, int32_t id)
     return nghttp2_session_get_stream_user_data(s->ngh, id);
 }
 
-/* Count a client-caused stream error; too many close the connection. */
-static void stream_error(h2_session *s, int32_t id, uint32_t code, const char *why)
+/* Count a stream error the client caused (sent or provoked); too many
+ * close the connection (H2MaxStreamErrors). */
+static void count_stream_error(h2_session *s)
 {
-    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21010)
-                  "h2_session(%ld-%d): resetting stream, %s: %s",
-                  s->c1->id, id, h2_util_error_str(code), why);
-    nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, id, code);
     if (s->max_stream_errors && ++s->stream_errors > s->max_stream_errors
         && !s->goaway_sent) {
         ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21011)
@@ -160,6 +157,15 @@ static void stream_error(h2_session *s, int32_t id, uint32_t code, const char *w
         s->goaway_sent = 1;
         transit(s, H2_SEV_SHUTDOWN);
     }
+}
+
+static void stream_error(h2_session *s, int32_t id, uint32_t code, const char *why)
+{
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21010)
+                  "h2_session(%ld-%d): resetting stream, %s: %s",
+                  s->c1->id, id, h2_util_error_str(code), why);
+    nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, id, code);
+    count_stream_error(s);
 }
 
 /* Frames that cost work and carry nothing are budgeted per second. */
@@ -568,15 +574,8 @@ static int on_invalid_frame_recv(nghttp2_session *ngh, const nghttp2_frame *fram
                   s->c1->id, frame->hd.stream_id, frame->hd.type,
                   nghttp2_strerror(lib_error));
     /* resets the client provokes count like the ones it sends */
-    if (frame->hd.stream_id && s->max_stream_errors
-        && ++s->stream_errors > s->max_stream_errors && !s->goaway_sent) {
-        nghttp2_submit_goaway(ngh, NGHTTP2_FLAG_NONE,
-                              nghttp2_session_get_last_proc_stream_id(ngh),
-                              H2_ERR_ENHANCE_YOUR_CALM,
-                              (const uint8_t *)"too many stream errors",
-                              sizeof("too many stream errors") - 1);
-        s->goaway_sent = 1;
-        transit(s, H2_SEV_SHUTDOWN);
+    if (frame->hd.stream_id) {
+        count_stream_error(s);
     }
     return 0;
 }
