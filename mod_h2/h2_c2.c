@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <apr_strings.h>
 #include <apr_portable.h>
+#include <apr_atomic.h>
 #include <httpd.h>
 #include <http_core.h>
 #include <http_config.h>
@@ -71,6 +72,7 @@ typedef struct h2_c2_ctx {
 } h2_c2_ctx;
 
 static h2_workers *workers;
+static apr_uint32_t c2_ids;
 static apr_socket_t *dummy_socket;
 static apr_thread_mutex_t *shells_mutex;
 static c2_shell *shells;
@@ -153,7 +155,11 @@ static conn_rec *c2_create(h2_session *s, h2_worker *wk)
     c2->remote_logname = c1->remote_logname;
     c2->local_ip = c1->local_ip;
     c2->local_host = c1->local_host;
-    c2->id = c1->id;
+    /* Modules key per-connection state by id: mod_cgid's daemon finds a
+     * request's script by it, and kills it on cleanup. Concurrent streams
+     * must not share one, so each secondary gets an id of its own. */
+    c2->id = (long)(((unsigned long)apr_atomic_inc32(&c2_ids) + 1) << 24)
+             ^ c1->id;
     c2->conn_config = ap_create_conn_config(p);
     c2->notes = apr_table_make(p, 5);
     c2->bucket_alloc = apr_bucket_alloc_create(p);

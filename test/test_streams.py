@@ -128,13 +128,8 @@ def test_server_settings_announce_configured_values(env, how, limited):
         assert first[SettingCodes.INITIAL_WINDOW_SIZE] == 128000
 
 
-CGI_BODY_IN_PIECES = ("mod_h2 bug, intermittent: of 5 concurrent CGI uploads whose "
-                      "bodies arrive in two pieces, one now and then gets 500 'End of "
-                      "script output before headers' (HTTP/1.1: never)")
-
 
 @pytest.mark.h2
-@pytest.mark.xfail(strict=False, reason=CGI_BODY_IN_PIECES)
 @pytest.mark.parametrize("how", H2_WAYS)
 def test_stream_over_max_concurrent_streams_is_refused_others_complete(env, how, limited):
     env.ignore_log(r"End of script output before headers: upload.py")
@@ -170,7 +165,6 @@ def test_stream_over_max_concurrent_streams_is_refused_others_complete(env, how,
 
 
 @pytest.mark.h2
-@pytest.mark.xfail(strict=False, reason=CGI_BODY_IN_PIECES)
 @pytest.mark.parametrize("how", H2_WAYS)
 def test_concurrent_cgi_uploads_with_bodies_in_pieces_all_succeed(env, how):
     """5 uploads open at once, each body sent as 1000 bytes, a pause, the
