@@ -38,6 +38,8 @@ typedef struct h2_c1_io {
     h2_tls_sizing tls;
     apr_socket_t *sock;
     int corked;
+    int direct;                /* output chain is only the core: writev ourselves */
+    int has_file;              /* bb_out holds file buckets (sendfile) */
     apr_off_t bytes_read;
     apr_off_t bytes_written;
 } h2_c1_io;
