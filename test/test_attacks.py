@@ -376,7 +376,8 @@ def test_empty_headers_flood(env):
 
 
 # ------------------------------------------------------------- 5. dribble
-WORKERS_HOGGED = pytest.mark.xfail(strict=True, reason=(
+# intermittent (depends on which child serves the normal client), so not strict
+WORKERS_HOGGED = pytest.mark.xfail(strict=False, reason=(
     "mod_h2 bug: one connection's open uploads occupy every worker of the "
     "child; a normal client on another connection waits seconds"))
 
