@@ -1057,6 +1057,10 @@ def main():
     ap.add_argument("--no-setup", action="store_true", help="skip the install step")
     ap.add_argument("--no-nghttpd", action="store_true")
     ap.add_argument("--tag", default="", help="suffix for the result file names")
+    ap.add_argument("--threads-per-child", type=int, default=0,
+                    help="event MPM ThreadsPerChild for the scenario 1/2 instances "
+                         "(ServerLimit 4, MaxRequestWorkers 4x this); default: the "
+                         "sandbox's 25 (100 workers)")
     cfg = ap.parse_args()
     scen = set(int(x) for x in cfg.scenarios.split(",") if x.strip())
     if cfg.quick:
@@ -1103,8 +1107,14 @@ def main():
     try:
         servers = {}
         if scen & {1, 2, 4}:
+            mpm_conf = ""
+            if cfg.threads_per_child:
+                mpm_conf = ("<IfModule mpm_event_module>\nThreadLimit {t}\nThreadsPerChild {t}\n"
+                            "MaxRequestWorkers {w}\n</IfModule>\n").format(
+                                t=cfg.threads_per_child, w=4 * cfg.threads_per_child)
+                results["mpm_conf"] = mpm_conf
             for key in ("ours", "stock"):
-                inst = HttpdInstance(key, key)
+                inst = HttpdInstance(key, key, mpm_conf)
                 inst.start()
                 servers[key] = inst
                 log("started %s: %s" % (key, inst.sb.status()))
@@ -1143,7 +1153,13 @@ def main():
                                 " ".join(results["machine"]["loadavg_end"]),
                                 cfg.rounds, results["elapsed_secs"]),
           "All numbers from one run on a shared 2-core machine: compare ratios, "
-          "not absolute values.", ""]
+          "not absolute values.", "",
+          "httpd: event MPM, the sandbox's configuration (%s), no access log, "
+          "LogLevel warn; h2load and the servers share the 2 cores." % (
+              "ThreadsPerChild %d, MaxRequestWorkers %d" % (
+                  cfg.threads_per_child, 4 * cfg.threads_per_child)
+              if cfg.threads_per_child else
+              "StartServers 1, ServerLimit 4, ThreadsPerChild 25, MaxRequestWorkers 100"), ""]
     if "scenario1" in results:
         md += [scenario1_md(results["scenario1"]), ""]
     if "scenario2" in results:
