@@ -155,8 +155,22 @@ static void count_stream_error(h2_session *s)
                               (const uint8_t *)"too many stream errors",
                               sizeof("too many stream errors") - 1);
         s->goaway_sent = 1;
+        s->close_after_send = 1;
         transit(s, H2_SEV_SHUTDOWN);
     }
+}
+
+/* Count the client's fault on stream id once, as soon as it is known. */
+static void count_stream_fault(h2_session *s, int32_t id)
+{
+    h2_stream *stream = id? nghttp2_session_get_stream_user_data(s->ngh, id) : NULL;
+    if (stream) {
+        if (stream->fault_counted) {
+            return;
+        }
+        stream->fault_counted = 1;
+    }
+    count_stream_error(s);
 }
 
 static void stream_error(h2_session *s, int32_t id, uint32_t code, const char *why)
@@ -164,8 +178,8 @@ static void stream_error(h2_session *s, int32_t id, uint32_t code, const char *w
     ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21010)
                   "h2_session(%ld-%d): resetting stream, %s: %s",
                   s->c1->id, id, h2_util_error_str(code), why);
+    count_stream_fault(s, id);
     nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, id, code);
-    count_stream_error(s);
 }
 
 /* Frames that cost work and carry nothing are budgeted per second. */
@@ -188,6 +202,8 @@ static int abuse_check(h2_session *s, unsigned int *counter, unsigned int limit,
                               H2_ERR_ENHANCE_YOUR_CALM,
                               (const uint8_t *)msg, strlen(msg));
         s->goaway_sent = 1;
+        /* an abuser does not get to finish its streams (RFC 9113 5.4.1) */
+        s->close_after_send = 1;
         transit(s, H2_SEV_SHUTDOWN);
         return 0;
     }
@@ -552,6 +568,24 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
     case NGHTTP2_GOAWAY:
         s->goaway_sent = 1;
         break;
+    case NGHTTP2_RST_STREAM:
+        /* Resets for client faults count, whether we or nghttp2 sent them
+         * and whether the client sent or provoked the fault (malformed
+         * requests, content-length lies, window overflows: the
+         * "MadeYouReset" pattern); those counted when decided are not
+         * counted again. */
+        switch (frame->rst_stream.error_code) {
+        case H2_ERR_PROTOCOL_ERROR:
+        case H2_ERR_FLOW_CONTROL_ERROR:
+        case H2_ERR_STREAM_CLOSED:
+        case H2_ERR_FRAME_SIZE_ERROR:
+        case H2_ERR_REFUSED_STREAM:
+            count_stream_fault(s, frame->hd.stream_id);
+            break;
+        default:
+            break;
+        }
+        break;
     case NGHTTP2_HEADERS:
     case NGHTTP2_DATA:
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
@@ -573,9 +607,10 @@ static int on_invalid_frame_recv(nghttp2_session *ngh, const nghttp2_frame *fram
                   "h2_session(%ld-%d): invalid frame type %d: %s",
                   s->c1->id, frame->hd.stream_id, frame->hd.type,
                   nghttp2_strerror(lib_error));
-    /* resets the client provokes count like the ones it sends */
+    /* counted now, not when the reset goes out: a burst of bad frames
+     * must meet H2MaxStreamErrors before it meets anything else */
     if (frame->hd.stream_id) {
-        count_stream_error(s);
+        count_stream_fault(s, frame->hd.stream_id);
     }
     return 0;
 }
@@ -834,15 +869,24 @@ static void dispatch(h2_session *s)
 
     while (s->new_first) {
         h2_stream *stream = s->new_first;
-        s->new_first = stream->next_new;
-        if (!s->new_first) s->new_last = NULL;
         if (stream->closed) {
+            s->new_first = stream->next_new;
+            if (!s->new_first) s->new_last = NULL;
             continue;
         }
         apr_thread_mutex_lock(s->mutex);
+        if (s->n_processing >= s->max_processing) {
+            /* One connection gets at most a share of the workers, so that
+             * its slow or stuck requests cannot starve the others; the
+             * rest waits here until some of its own finish. */
+            apr_thread_mutex_unlock(s->mutex);
+            break;
+        }
         stream->processing = 1;
         s->n_processing++;
         apr_thread_mutex_unlock(s->mutex);
+        s->new_first = stream->next_new;
+        if (!s->new_first) s->new_last = NULL;
         batch[n++] = stream;
         if (n == (int)(sizeof(batch)/sizeof(batch[0]))) {
             h2_c2_schedule(batch, n);
@@ -1191,6 +1235,15 @@ static int mpm_stopping(void)
     return state == AP_MPMQ_STOPPING;
 }
 
+static int workers_busy(h2_session *s)
+{
+    int n;
+    apr_thread_mutex_lock(s->mutex);
+    n = s->n_processing;
+    apr_thread_mutex_unlock(s->mutex);
+    return n > 0 || s->new_first;
+}
+
 static int output_stalled(h2_session *s)
 {
     h2_stream *stream;
@@ -1243,8 +1296,9 @@ apr_status_t h2_session_process(h2_session *s, int may_return)
             transit(s, H2_SEV_ERROR);
             break;
         }
-        if (!nghttp2_session_want_read(s->ngh)
-            && !nghttp2_session_want_write(s->ngh)) {
+        if (s->close_after_send
+            || (!nghttp2_session_want_read(s->ngh)
+                && !nghttp2_session_want_write(s->ngh))) {
             transit(s, H2_SEV_EOF);
             break;
         }
@@ -1279,8 +1333,10 @@ apr_status_t h2_session_process(h2_session *s, int may_return)
         }
         else if (s->state == H2_SESS_WAIT || s->state == H2_SESS_DRAIN) {
             apr_time_t now = apr_time_now();
-            if (now - s->last_client_io > s->timeout && output_stalled(s)) {
-                /* the client does not read what it asked for */
+            if (now - s->last_client_io > s->timeout
+                && (output_stalled(s) || !workers_busy(s))) {
+                /* the client does not read what it asked for, or we wait
+                 * for nothing but the client (e.g. the rest of a frame) */
                 ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21020)
                               "h2_session(%ld): client stalled for Timeout, "
                               "closing", s->c1->id);
@@ -1506,6 +1562,11 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     s->copy_files = (int)h2_config_sget(s->s, H2_CONF_COPY_FILES);
     s->max_stream_errors = (int)h2_config_sget(s->s, H2_CONF_MAX_STREAM_ERRORS);
     s->timeout = s->s->timeout;
+    {
+        int minw, maxw, idle_secs;
+        h2_config_workers(s->s, &minw, &maxw, &idle_secs);
+        s->max_processing = maxw / 2 > 1? maxw / 2 : 1;
+    }
     s->keepalive_timeout = s->s->keep_alive_timeout;
     /* the same limits httpd applies to HTTP/1.1 request heads */
     s->hdr_limits.max_field_len = (apr_size_t)s->s->limit_req_fieldsize;

@@ -90,6 +90,8 @@ struct h2_session {
     int goaway_sent;
     int settings_patched;           /* our limit is in the SETTINGS sent */
     int output_closed;              /* last frame written, nothing may follow */
+    int close_after_send;           /* GOAWAY for abuse: close once it is out */
+    int max_processing;             /* streams it may have with workers */
     int goaway_recv;
     int shutdown_notice_sent;
     int stream_errors;

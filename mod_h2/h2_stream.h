@@ -61,6 +61,7 @@ struct h2_stream {
     int rst_error;                 /* error code of a reset, -1 none */
     int has_body_in;               /* request has a body */
     int scheduled;                 /* a worker will process it */
+    int fault_counted;             /* counted toward H2MaxStreamErrors */
     h2_stream *next_new;           /* ready to be scheduled */
     h2_stream *next_sent;          /* sent data since the last sync */
     int in_sent_list;

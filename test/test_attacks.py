@@ -236,11 +236,6 @@ def test_ack_flood(env, kind):
         assert c.goaway[2] == b"flood of SETTINGS/PING"
 
 
-EMPTY_DATA_GOAWAY_OPEN = pytest.mark.xfail(strict=True, reason=(
-    "mod_h2 bug: after GOAWAY ENHANCE_YOUR_CALM for a flood the connection "
-    "stays open while a stream is open, and the flood goes on unbudgeted"))
-
-
 def _open_upload(c, sid=1):
     c.send(headers_frame(sid, request_block(c, "/1k.txt?flood", "POST"),
                          end_stream=False))
@@ -269,7 +264,6 @@ def test_empty_data_flood(env):
     w.check()
 
 
-@EMPTY_DATA_GOAWAY_OPEN
 def test_empty_data_flood_goes_on_after_goaway(env):
     """RFC 9113 5.4.1: after a GOAWAY for an error the connection is closed.
     Here the flooder keeps sending empty DATA on its open stream."""
@@ -376,13 +370,9 @@ def test_empty_headers_flood(env):
 
 
 # ------------------------------------------------------------- 5. dribble
-# intermittent (depends on which child serves the normal client), so not strict
-WORKERS_HOGGED = pytest.mark.xfail(strict=False, reason=(
-    "mod_h2 bug: one connection's open uploads occupy every worker of the "
-    "child; a normal client on another connection waits seconds"))
+# a connection gets at most half of a child's workers: its stuck uploads
+# cannot starve a client on another connection
 
-
-@WORKERS_HOGGED
 def test_data_dribble(env):
     """50 uploads, each fed one byte per DATA frame for ~5 s."""
     env.ignore_log(r"AH01270: Error reading request entity data")
@@ -414,15 +404,9 @@ def test_data_dribble(env):
 
 
 # ------------------------------------------------------------- 6. provoked resets
-CL_NOT_COUNTED = pytest.mark.xfail(strict=True, reason=(
-    "mod_h2 bug: streams nghttp2 resets for DATA beyond content-length do "
-    "not count toward H2MaxStreamErrors (no GOAWAY), and their requests "
-    "still run"))
-
-
 @pytest.mark.parametrize("kind", [
     "window-overflow", "trailers-without-end-stream",
-    pytest.param("content-length-exceeded", marks=CL_NOT_COUNTED)])
+    "content-length-exceeded"])
 def test_provoked_stream_resets_close_connection(env, kind):
     """MadeYouReset: valid requests followed by a frame that makes the
     server reset the stream; after H2MaxStreamErrors (8) the connection
@@ -507,7 +491,6 @@ def test_zero_window_slow_reader(env, short_timeouts):
     w.check()
 
 
-@WORKERS_HOGGED
 def test_stream_exhaustion_with_unfinished_uploads(env, short_timeouts):
     """All 100 allowed streams POST bodies that never finish: H2StreamTimeout
     answers them (408 or a reset) and frees them; a normal client is served
@@ -546,9 +529,6 @@ def test_stream_exhaustion_with_unfinished_uploads(env, short_timeouts):
     w.check(max_latency=2.0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "mod_h2 bug: a connection that stops in the middle of a frame is never "
-    "closed (still open 40 s later with Timeout 3)"))
 @pytest.mark.parametrize("how", ["h2c", "h2"])
 def test_slow_headers(env, short_timeouts, how):
     """Slowloris over h2: a HEADERS frame that announces 100 bytes, 10 of
