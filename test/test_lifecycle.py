@@ -3,7 +3,7 @@ closed with a GOAWAY after the configured timeout, and streams whose
 handler or request body never finishes cut off without harming the other
 streams on the same connection.
 
-Timeouts: an idle connection (no streams) is closed with GOAWAY NO_ERROR
+Timeouts (seen on a 2-core Debian 12, httpd 2.4): an idle connection (no streams) is closed with GOAWAY NO_ERROR
 after `KeepAliveTimeout` of the vhost that serves it, under every MPM (the
 event MPM keeps it in its I/O queue meanwhile, without a thread). A
 graceful restart sends idle connections a GOAWAY right away. A request
@@ -39,7 +39,7 @@ secs = float(q.split("=")[-1]) if "=" in q else 20.0
 sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\n")
 if q.startswith("headers"):
     sys.stdout.flush()
-time.sleep(min(secs, 30.0))
+time.sleep(min(secs, 12.0))
 sys.stdout.write("woke up\\n")
 """
 
@@ -182,18 +182,29 @@ def test_cgi_that_never_answers_costs_only_its_stream(env, short_timeouts, how):
     with H2Client.connect(env, how) as c:
         c.wait_settings()
         start = time.monotonic()
-        silent = c.request("GET", "/cgi-bin/sleep.py?secs=20")
-        late = c.request("GET", "/cgi-bin/sleep.py?headers,secs=20")
-        served = []
-        while time.monotonic() - start < 1.5:
+        silent = c.request("GET", "/cgi-bin/sleep.py?secs=12")
+        late = c.request("GET", "/cgi-bin/sleep.py?headers,secs=12")
+        # other streams are served while the CGIs sleep
+        while time.monotonic() - start < STREAM_TIMEOUT * 0.7:
             r = c.get("/2k.txt")
             assert r.status == 200 and r.body == env.docroot_file("2k.txt")
-            served.append(r)
-        assert not c.responses[silent].done
-        c.wait(lambda: c.responses[silent].done and c.responses[late].done,
-               TIMEOUT + 6, "the sleeping CGIs to be cut off")
-        elapsed = time.monotonic() - start
-        assert elapsed < 20 - 5, "not cut off, the CGI finished by itself"
+        cut = {}
+
+        def both_cut():
+            for sid in (silent, late):
+                if sid not in cut and c.responses[sid].done:
+                    cut[sid] = time.monotonic() - start
+            return len(cut) == 2
+        c.wait(both_cut, 2 * TIMEOUT + 4, "the sleeping CGIs to be cut off")
+        report("silent CGI (mpm %s, H2StreamTimeout %d, Timeout %d): cut off after "
+               "%.1fs before its headers, %.1fs after them"
+               % (env.mpm, STREAM_TIMEOUT, TIMEOUT, cut[silent], cut[late]))
+        # event/worker (mod_cgid): both after Timeout. prefork (mod_cgi)
+        # varies from run to run: the second one sometimes only after
+        # about two Timeouts, the first once after ~H2StreamTimeout
+        limit = TIMEOUT + 2 if env.mpm != "prefork" else 2 * TIMEOUT + 2
+        for sid in (silent, late):
+            assert STREAM_TIMEOUT - 0.5 <= cut[sid] <= limit, cut
         # nothing before the headers: a gateway timeout
         assert c.responses[silent].status == 504
         assert c.responses[silent].ended
@@ -204,3 +215,8 @@ def test_cgi_that_never_answers_costs_only_its_stream(env, short_timeouts, how):
         r = c.get("/4k.txt")
         assert r.status == 200 and r.body == env.docroot_file("4k.txt")
         assert c.goaway is None and not c.closed
+    if env.mpm == "prefork":
+        # the cut-off scripts sleep on; a prefork child stopped meanwhile
+        # ignores SIGTERM until they end and gets SIGKILLed (AH00046), see
+        # the report of this suite: let them end before the next stop
+        time.sleep(max(0.0, 12.5 - (time.monotonic() - start)))
