@@ -639,7 +639,11 @@ def scenario3(cfg, out):
     # idle connections must outlive the measurement: raise the keep-alive
     # timeout; the MPM may need more room than the sandbox's 4x25 threads
     extra = ("KeepAliveTimeout 60\nTimeout 60\n"
-             "<IfModule mpm_event_module>\n    StartServers 4\n</IfModule>\n")
+             "<IfModule mpm_event_module>\n    StartServers 4\n"
+             # the event MPM stops accepting at ThreadsPerChild + idle threads
+             # x AsyncRequestWorkerFactor (2) connections per process, ~300
+             # for 4x25: allow 500 idle connections without more threads
+             "    AsyncRequestWorkerFactor 10\n</IfModule>\n")
     runs = {"ours": [], "stock": []}
     for rnd in range(cfg.rounds):
         order = ["ours", "stock"] if rnd % 2 == 0 else ["stock", "ours"]
@@ -682,9 +686,6 @@ def scenario3(cfg, out):
             r = {"before": before, "idle": idle, "after_request": after,
                  "connections": len(conns), "got_settings": n_settings,
                  "responses": n_done, "still_open": n_open}
-            for ph in ("idle", "after_request"):
-                for m in ("rss_kb", "pss_kb"):
-                    r["%s_%s_per_conn" % (ph, m)] = (r[ph][m] - before[m]) / max(nconn, 1)
             runs[key].append(r)
             log("s3 round %d %-5s conns %d settings %d responses %d open %d: "
                 "RSS %d -> %d -> %d kB, Pss %d -> %d -> %d kB, procs %d->%d threads %d->%d" % (
@@ -692,24 +693,41 @@ def scenario3(cfg, out):
                     before["rss_kb"], idle["rss_kb"], after["rss_kb"], before["pss_kb"],
                     idle["pss_kb"], after["pss_kb"], before["procs"], after["procs"],
                     before["threads"], after["threads"]))
+    out["scenario3"] = {"connections": nconn, "extra_conf": extra,
+                        "results": s3_summarize(runs)}
+
+
+
+def s3_summarize(runs):
+    """Per connection = growth / connections the server actually served
+    (answered with SETTINGS for the idle phase, answered the request for
+    the second phase): connections still in the listen backlog cost the
+    server processes nothing."""
     res = {}
     for key, rr in runs.items():
+        for r in rr:
+            for ph, cnt in (("idle", r["got_settings"]), ("after_request", r["responses"])):
+                for m in ("rss_kb", "pss_kb"):
+                    r["%s_%s_per_conn" % (ph, m)] = (
+                        (r[ph][m] - r["before"][m]) / cnt if cnt else None)
         res[key] = {k: summary([r[k] for r in rr]) for k in (
             "idle_rss_kb_per_conn", "idle_pss_kb_per_conn",
             "after_request_rss_kb_per_conn", "after_request_pss_kb_per_conn")}
         res[key]["responses"] = summary([r["responses"] for r in rr])
         res[key]["got_settings"] = summary([r["got_settings"] for r in rr])
+        res[key]["still_open"] = summary([r.get("still_open") for r in rr])
         res[key]["runs"] = rr
-    out["scenario3"] = {"connections": nconn, "extra_conf": extra, "results": res}
+    return res
 
 
 def scenario3_md(s3):
     r = s3["results"]
     n = s3["connections"]
     L = ["## Scenario 3: memory per idle h2c connection (%d connections)" % n, "",
-         "(sum over the httpd child processes after − before) / %d, in KiB; "
+         "(sum over the httpd child processes after − before) / connections the "
+         "server served (answered with SETTINGS, resp. answered the request), in KiB; "
          "median (min–max) over rounds. RSS double-counts pages shared between "
-         "children, Pss splits them." % n, "",
+         "children, Pss splits them.", "",
          "| phase | mod_h2 RSS | mod_http2 RSS | mod_h2 Pss | mod_http2 Pss | Pss ratio |",
          "|---|---|---|---|---|---|"]
     for ph, label in (("idle", "preface+SETTINGS, idle"),
@@ -721,9 +739,15 @@ def scenario3_md(s3):
             ratio(o[ph + "_pss_kb_per_conn"], s[ph + "_pss_kb_per_conn"])))
     L.append("")
     L.append("Connections answered with SETTINGS: mod_h2 %s, mod_http2 %s; requests "
-             "answered: mod_h2 %s, mod_http2 %s (of %d)." % (
+             "answered: mod_h2 %s, mod_http2 %s; connections still open 1.5 s after "
+             "the responses: mod_h2 %s, mod_http2 %s (of %d)." % (
                  fmt(r["ours"]["got_settings"]), fmt(r["stock"]["got_settings"]),
-                 fmt(r["ours"]["responses"]), fmt(r["stock"]["responses"]), n))
+                 fmt(r["ours"]["responses"]), fmt(r["stock"]["responses"]),
+                 fmt(r["ours"]["still_open"]), fmt(r["stock"]["still_open"]), n))
+    if s3.get("extra_conf"):
+        L.append("")
+        L.append("Instance settings for this scenario: `%s`." % " ".join(
+            s3["extra_conf"].split()))
     return "\n".join(L)
 
 
@@ -791,8 +815,13 @@ def callgrind_total(key, module, n, h1=False):
             if port_open(sb.http_port) and box["proc"].poll() is None:
                 break
             holder.stop()
-            log("callgrind %s: httpd -X did not come up (%s), retrying" % (
-                key, sb.log_tail(2).splitlines()[-1:]))
+            try:
+                with open(os.path.join(outdir, "valgrind.log")) as f:
+                    why = [l for l in f.read().splitlines() if not l.startswith("==")][-2:]
+            except OSError:
+                why = []
+            log("callgrind %s: httpd -X did not come up (%s; %s), retrying" % (
+                key, " | ".join(why), sb.log_tail(1).splitlines()[-1:]))
             time.sleep(3)
         else:
             res["error"] = "httpd -X under valgrind did not start"
@@ -1048,6 +1077,48 @@ def svg_plot(series, ms, path):
 
 
 # ---------------------------------------------------------------- main
+def write_report(results):
+    """Markdown + plot + JSON for one run (also used by --report)."""
+    stamp = results["timestamp"]
+    md = ["# mod_h2 benchmark %s" % stamp, "",
+          "Commit: `%s` (mod_h2.so built %s). %s, %d core(s), load average %s at start, %s at end; "
+          "%d round(s) per point, configurations alternated within each round; "
+          "%.0f s in total." % (results["git"], results.get("mod_h2_so_mtime"), results["versions"]["httpd"], results["machine"]["nproc"],
+                                " ".join(results["machine"]["loadavg_start"]),
+                                " ".join(results["machine"]["loadavg_end"]),
+                                results["rounds"], results["elapsed_secs"]),
+          "All numbers from one run on a shared 2-core machine: compare ratios, "
+          "not absolute values.", "",
+          "httpd: event MPM, the sandbox's configuration (%s), no access log, "
+          "LogLevel warn; h2load and the servers share the 2 cores." % (
+              "ThreadsPerChild %d, MaxRequestWorkers %d" % (
+                  results.get("threads_per_child"), 4 * results.get("threads_per_child"))
+              if results.get("threads_per_child") else
+              "StartServers 1, ServerLimit 4, ThreadsPerChild 25, MaxRequestWorkers 100"), ""]
+    if "scenario1" in results:
+        md += [scenario1_md(results["scenario1"]), ""]
+    if "scenario2" in results:
+        md += [scenario2_md(results["scenario2"]), ""]
+    if "scenario3" in results:
+        md += [scenario3_md(results["scenario3"]), ""]
+    if "scenario4" in results:
+        md += [scenario4_md(results["scenario4"], results.get("scenario2")), ""]
+    base = os.path.join(RESULTS_DIR, stamp)
+    img = plot(results, base)
+    if img:
+        md += ["![req/s against parallel streams](%s)" % os.path.basename(img), ""]
+        results["plot"] = os.path.basename(img)
+    text = "\n".join(md)
+    print(text)
+    with open(base + ".md", "w") as f:
+        f.write(text)
+    for p in (base + ".json", os.path.join(RESULTS_DIR, "latest.json")):
+        with open(p, "w") as f:
+            json.dump(results, f, indent=1, default=str)
+            f.write("\n")
+    log("wrote %s.md, %s.json, latest.json%s" % (base, base, ", " + img if img else ""))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1061,7 +1132,17 @@ def main():
                     help="event MPM ThreadsPerChild for the scenario 1/2 instances "
                          "(ServerLimit 4, MaxRequestWorkers 4x this); default: the "
                          "sandbox's 25 (100 workers)")
+    ap.add_argument("--report", metavar="JSON",
+                    help="only rewrite the .md/.png (and JSON) of an earlier run")
     cfg = ap.parse_args()
+    if cfg.report:
+        with open(cfg.report) as f:
+            results = json.load(f)
+        if "scenario3" in results:
+            runs = {k: v["runs"] for k, v in results["scenario3"]["results"].items()}
+            results["scenario3"]["results"] = s3_summarize(runs)
+        write_report(results)
+        return 0
     scen = set(int(x) for x in cfg.scenarios.split(",") if x.strip())
     if cfg.quick:
         cfg.rounds = cfg.rounds or 1
@@ -1095,7 +1176,10 @@ def main():
         "-" + cfg.tag if cfg.tag else "") + ("-quick" if cfg.quick else "")
     git = subprocess.run(["git", "-C", REPO_DIR, "log", "-1", "--format=%h %s"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().strip()
-    results = {"timestamp": stamp, "git": git, "quick": cfg.quick, "rounds": cfg.rounds,
+    so = os.path.join(REPO_DIR, "mod_h2", ".libs", "mod_h2.so")
+    so_time = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(so))) \
+        if os.path.exists(so) else None
+    results = {"timestamp": stamp, "git": git, "mod_h2_so_mtime": so_time, "quick": cfg.quick, "rounds": cfg.rounds,
                "machine": {"nproc": os.cpu_count(), "uname": " ".join(os.uname()),
                            "loadavg_start": open("/proc/loadavg").read().split()[:3]},
                "versions": {
@@ -1145,43 +1229,8 @@ def main():
     results["elapsed_secs"] = round(time.time() - t0, 1)
     results["machine"]["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
 
-    md = ["# mod_h2 benchmark %s" % stamp, "",
-          "Commit: `%s`. %s, %d core(s), load average %s at start, %s at end; "
-          "%d round(s) per point, configurations alternated within each round; "
-          "%.0f s in total." % (git, results["versions"]["httpd"], os.cpu_count(),
-                                " ".join(results["machine"]["loadavg_start"]),
-                                " ".join(results["machine"]["loadavg_end"]),
-                                cfg.rounds, results["elapsed_secs"]),
-          "All numbers from one run on a shared 2-core machine: compare ratios, "
-          "not absolute values.", "",
-          "httpd: event MPM, the sandbox's configuration (%s), no access log, "
-          "LogLevel warn; h2load and the servers share the 2 cores." % (
-              "ThreadsPerChild %d, MaxRequestWorkers %d" % (
-                  cfg.threads_per_child, 4 * cfg.threads_per_child)
-              if cfg.threads_per_child else
-              "StartServers 1, ServerLimit 4, ThreadsPerChild 25, MaxRequestWorkers 100"), ""]
-    if "scenario1" in results:
-        md += [scenario1_md(results["scenario1"]), ""]
-    if "scenario2" in results:
-        md += [scenario2_md(results["scenario2"]), ""]
-    if "scenario3" in results:
-        md += [scenario3_md(results["scenario3"]), ""]
-    if "scenario4" in results:
-        md += [scenario4_md(results["scenario4"], results.get("scenario2")), ""]
-    base = os.path.join(RESULTS_DIR, stamp)
-    img = plot(results, base)
-    if img:
-        md += ["![req/s against parallel streams](%s)" % os.path.basename(img), ""]
-        results["plot"] = os.path.basename(img)
-    text = "\n".join(md)
-    print(text)
-    with open(base + ".md", "w") as f:
-        f.write(text)
-    for p in (base + ".json", os.path.join(RESULTS_DIR, "latest.json")):
-        with open(p, "w") as f:
-            json.dump(results, f, indent=1, default=str)
-            f.write("\n")
-    log("wrote %s.md, %s.json, latest.json%s" % (base, base, ", " + img if img else ""))
+    results["threads_per_child"] = cfg.threads_per_child
+    write_report(results)
     return 1 if results.get("interrupted") else 0
 
 
