@@ -43,7 +43,7 @@ RUN_DIR = os.path.join(BENCH_DIR, "run")
 RESULTS_DIR = os.path.join(BENCH_DIR, "results")
 sys.path.insert(0, os.path.join(REPO_DIR, "sandbox"))
 
-from sandbox import Sandbox, SandboxError, SIZED_FILES, HTTPD_BIN, port_open, pid_alive  # noqa: E402
+from sandbox import Sandbox, SandboxError, SIZED_FILES, HTTPD_BIN, port_open  # noqa: E402
 
 # port bases: http = base+80, https = base+443; extra vhosts on base+81
 # (EnableSendfile on) and base+444 (H2TLSWarmUpSize 0)
