@@ -233,6 +233,8 @@ class H2Client:
 
     def ping(self, timeout=10):
         data = os.urandom(8)
+        if self.closed or self.goaway is not None:
+            raise AssertionError("connection closed before PING (goaway=%r)" % self.goaway)
         self.conn.ping(data)
         self.flush()
         self.wait(lambda: data in self.pings, timeout, "PING ACK")

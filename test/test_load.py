@@ -15,7 +15,8 @@ import time
 import pytest
 
 from h2client import H2Client
-from h2env import H2TestEnv, LOG_PROBLEM_PATTERNS, REPO_DIR, Sandbox
+from h2env import H2TestEnv, REPO_DIR, Sandbox, SandboxError
+from sandbox import port_open
 
 pytestmark = [pytest.mark.h2, pytest.mark.load]
 
@@ -66,9 +67,33 @@ class SecondEnv(H2TestEnv):
         self.run_dir = self.sandbox.run_dir
 
     def start(self):
-        super().start()
+        """Start with the Debian MPM settings in place from the beginning
+        (one start, no restart); wait for a previous run's children to let
+        go of the ports first."""
+        sb = self.sandbox
+        if sb.is_running():
+            sb.stop()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (port_open(self.http_port)
+                                               or port_open(self.https_port)):
+            time.sleep(0.2)
+        sb.clear_conf()
+        for name in ("error_log", "access_log"):
+            if os.path.exists(sb.path("logs", name)):
+                os.unlink(sb.path("logs", name))
+        os.makedirs(self.path("tmp"), exist_ok=True)
         self.add_conf("debian-mpm", DEBIAN_MPM_CONF + os.environ.get("H2_TEST_EXTRA_CONF", ""))
-        self.restart()
+        # our ports lie in the kernel's ephemeral range: a client socket
+        # (ours or another instance's) may hold one for a moment
+        for attempt in range(20):
+            try:
+                sb.start()
+                break
+            except SandboxError as e:
+                if "Address already in use" not in str(e) or attempt == 19:
+                    raise
+                time.sleep(1)
+        self.log_checked = 0
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +101,10 @@ def debian_env(env):
     e = SecondEnv(env)
     e.start()
     e.mark_log_checked()
+    # capacity notices the event MPM logs at level error when 500 clients
+    # meet Debian's 150 workers: they are about the settings, not a failure
+    e.ignore_log(r"AH00484: server reached MaxRequestWorkers setting")
+    e.ignore_log(r"AH10159: server is within MinSpareThreads of MaxRequestWorkers")
     yield e
     if e.sandbox.is_running():
         e.stop()
@@ -161,12 +190,15 @@ def test_debian_mpm_burst_over_400_idle_connections_gets_all_answers(debian_env,
                     pending.discard(i)
                     sel.unregister(c.sock)
         sel.close()
+        waited = time.monotonic() - (deadline - 60)
         ok = [i for i, c in enumerate(conns)
               if c.responses[sids[i]].status == 200 and c.responses[sids[i]].ended
               and c.responses[sids[i]].body == e.docroot_file("1k.txt")]
-        bad = [repr(conns[i].responses[sids[i]]) for i in range(len(conns))
-               if i not in ok]
-        assert len(ok) == BURST, "%d not answered, e.g. %s" % (len(bad), bad[:5])
+        bad = ["%r closed=%s goaway=%s" % (conns[i].responses[sids[i]], conns[i].closed,
+                                           conns[i].goaway)
+               for i in range(len(conns)) if i not in ok]
+        assert len(ok) == BURST, "%d not answered after %.1fs, e.g. %s" % (
+            len(bad), waited, bad[:3])
     finally:
         for c in conns:
             c.close()
