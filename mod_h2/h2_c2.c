@@ -232,7 +232,7 @@ static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flus
     h2_session *s = ctx->session;
     h2_stream *stream = ctx->stream;
     apr_status_t rv = APR_SUCCESS;
-    int i, wake = flush || !s->output_buffering;
+    int i, wake = (flush || !s->output_buffering)? H2_WAKE_HARD : H2_WAKE_NONE;
     apr_size_t before;
 
     apr_thread_mutex_lock(s->mutex);
@@ -243,7 +243,7 @@ static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flus
 
         while (stream->out_buffered >= s->stream_max_mem && !stream->aborted) {
             /* the client reads slower than we produce: wait for room */
-            h2_session_stream_ready_locked(s, stream, 1);
+            h2_session_stream_ready_locked(s, stream, H2_WAKE_HARD);
             stream->worker_waits = 1;
             rv = apr_thread_cond_timedwait(ctx->worker->cond, s->mutex,
                                            s->stream_timeout);
@@ -285,7 +285,7 @@ static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flus
             c = h2_hchunk_fields(&s->hpool, it->type, it->meta->status,
                                  it->meta->fields);
             h2_hqueue_append(&stream->out, c);
-            wake = 1;
+            if (wake < H2_WAKE_SOFT) wake = H2_WAKE_SOFT;
             break;
         case H2_HC_EOS:
         case H2_HC_RESET:
@@ -293,13 +293,13 @@ static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flus
             c->status = it->status;
             h2_hqueue_append(&stream->out, c);
             stream->out_eos = 1;
-            wake = 1;
+            if (wake < H2_WAKE_SOFT) wake = H2_WAKE_SOFT;
             break;
         }
     }
     if (stream->out_buffered - before >= H2_HCHUNK_SIZE
         || stream->out_buffered >= H2_HCHUNK_SIZE) {
-        wake = 1;
+        wake = H2_WAKE_HARD;   /* a frame's worth to stream out */
     }
     if (i > 0 || flush) {
         h2_session_stream_ready_locked(s, stream, wake);
@@ -583,7 +583,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         }
         if (stream->in_consumed > 0) {
             /* the client may wait for window to send more */
-            h2_session_stream_ready_locked(s, stream, 1);
+            h2_session_stream_ready_locked(s, stream, H2_WAKE_HARD);
         }
         stream->worker_waits = 1;
         rv = apr_thread_cond_timedwait(ctx->worker->cond, s->mutex,
@@ -638,7 +638,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         stream->in_consumed += (apr_size_t)n;
         if (stream->in_consumed >= H2_HCHUNK_SIZE || !stream->in.first) {
             /* let the client send more */
-            h2_session_stream_ready_locked(s, stream, 1);
+            h2_session_stream_ready_locked(s, stream, H2_WAKE_HARD);
         }
     }
     if (!spec && !stream->in.first && stream->in_eos) {
@@ -676,6 +676,7 @@ static void c2_process(h2_worker *wk, h2_stream *stream)
     apr_thread_mutex_lock(s->mutex);
     stream->worker = wk;
     aborted = stream->aborted;
+    h2_session_stream_taken_locked(s, stream);
     if (!aborted && s->c2_free->nelts > 0) {
         c2 = *(conn_rec **)apr_array_pop(s->c2_free);
     }

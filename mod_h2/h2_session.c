@@ -536,6 +536,7 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
         apr_thread_mutex_lock(s->mutex);
         stream->processing = 0;
         s->n_processing--;
+        h2_session_stream_taken_locked(s, stream);
         apr_thread_mutex_unlock(s->mutex);
         in_workers = 0;
     }
@@ -884,6 +885,7 @@ static void dispatch(h2_session *s)
         }
         stream->processing = 1;
         s->n_processing++;
+        s->n_queued++;
         apr_thread_mutex_unlock(s->mutex);
         s->new_first = stream->next_new;
         if (!s->new_first) s->new_last = NULL;
@@ -1040,6 +1042,14 @@ static int collect(h2_session *s)
     return n;
 }
 
+static void wake_c1_locked(h2_session *s)
+{
+    if (s->c1_polling && !s->wakeup_sent) {
+        s->wakeup_sent = 1;
+        apr_pollset_wakeup(s->pollset);
+    }
+}
+
 void h2_session_stream_ready_locked(h2_session *s, h2_stream *stream, int wake)
 {
     if (!stream->ready) {
@@ -1049,9 +1059,22 @@ void h2_session_stream_ready_locked(h2_session *s, h2_stream *stream, int wake)
         else s->ready_first = stream;
         s->ready_last = stream;
     }
-    if (wake && s->c1_polling && !s->wakeup_sent) {
-        s->wakeup_sent = 1;
-        apr_pollset_wakeup(s->pollset);
+    if (wake == H2_WAKE_SOFT && s->n_queued > 0) {
+        /* More of this session's streams wait for a worker: their results
+         * come soon, and one wakeup serves them all. The worker taking
+         * the last of them wakes the connection. */
+        s->wake_deferred = 1;
+    }
+    else if (wake != H2_WAKE_NONE) {
+        wake_c1_locked(s);
+    }
+}
+
+void h2_session_stream_taken_locked(h2_session *s, h2_stream *stream)
+{
+    if (s->n_queued > 0 && --s->n_queued == 0 && s->wake_deferred) {
+        s->wake_deferred = 0;
+        wake_c1_locked(s);
     }
 }
 
@@ -1063,7 +1086,7 @@ void h2_session_stream_done(h2_session *s, h2_stream *stream)
     stream->worker = NULL;
     stream->worker_waits = 0;
     s->n_processing--;
-    h2_session_stream_ready_locked(s, stream, 1);
+    h2_session_stream_ready_locked(s, stream, H2_WAKE_SOFT);
     if (s->n_processing == 0 && s->tearing_down) {
         apr_thread_cond_broadcast(s->done_cond);
     }
@@ -1203,6 +1226,12 @@ static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
     }
     s->c1_polling = 1;
     s->wakeup_sent = 0;
+    if (s->wake_deferred && s->n_queued == 0) {
+        s->wake_deferred = 0;
+        s->c1_polling = 0;
+        apr_thread_mutex_unlock(s->mutex);
+        return;
+    }
     apr_thread_mutex_unlock(s->mutex);
 
     apr_pollset_poll(s->pollset, timeout, &n, &results);
@@ -1398,6 +1427,7 @@ static apr_status_t session_teardown(void *data)
             apr_thread_mutex_lock(s->mutex);
             stream->processing = 0;
             s->n_processing--;
+            h2_session_stream_taken_locked(s, stream);
             apr_thread_mutex_unlock(s->mutex);
         }
     }

@@ -119,6 +119,8 @@ struct h2_session {
     int c1_polling;
     int wakeup_sent;
     int n_processing;
+    int n_queued;                   /* of those, not yet taken by a worker */
+    int wake_deferred;              /* a soft wake waits for n_queued == 0 */
     int tearing_down;
     apr_array_header_t *c2_free;    /* idle secondary connections */
 };
@@ -141,10 +143,20 @@ void h2_session_goodbye(h2_session *session, const char *why);
 
 const char *h2_session_state_str(h2_session_state state);
 
+/* How urgently the connection thread should look at a ready stream. */
+#define H2_WAKE_NONE 0   /* when it comes by anyway */
+#define H2_WAKE_SOFT 1   /* soon: a response head or end; may wait while
+                          * the session has streams queued for workers */
+#define H2_WAKE_HARD 2   /* now: data to stream, a flush, a waiting worker */
+
 /* Worker side, called with the session lock held: put stream in the ready
- * list and wake the connection thread if it sleeps. */
+ * list and wake the connection thread as wake says. */
 void h2_session_stream_ready_locked(h2_session *session, struct h2_stream *stream,
                                     int wake);
+
+/* Worker side, called with the session lock held: a worker takes stream
+ * from the queue; wakes the connection for results that waited for it. */
+void h2_session_stream_taken_locked(h2_session *session, struct h2_stream *stream);
 
 /* Worker side, called without lock: the worker is finished with stream. */
 void h2_session_stream_done(h2_session *session, struct h2_stream *stream);
