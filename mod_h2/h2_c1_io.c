@@ -35,7 +35,8 @@ APLOG_USE_MODULE(h2);
  * buckets pointing into it; every write is a blocking flush, so the arena
  * is free again when it returns. Full arenas are written right away. */
 #define H2_IO_ARENA         (64 * 1024)
-#define H2_IO_MEM_FLUSH     (48 * 1024)
+/* TLS copies all data through the arena: larger writes, fewer flushes */
+#define H2_IO_ARENA_TLS     (256 * 1024)
 #define H2_IO_READ_SIZE     (64 * 1024)
 /* Files are mapped in windows this large: one mmap serves 256 frames. */
 #define H2_IO_MMAP_WINDOW   (4 * 1024 * 1024)
@@ -51,6 +52,7 @@ void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls)
     io->bb_in = apr_brigade_create(c->pool, c->bucket_alloc);
     io->bb_out = apr_brigade_create(c->pool, c->bucket_alloc);
     io->sock = ap_get_conn_socket(c);
+    io->arena = is_tls? H2_IO_ARENA_TLS : H2_IO_ARENA;
     /* The core output filter writes at most a few iovecs per writev; our
      * frames alternate 9 header bytes with 16 KB of file data, so a 10 MB
      * response took ~160 writev calls where HTTP/1.1 needs 4. When nothing
@@ -89,7 +91,7 @@ static void emit_seg(h2_c1_io *io)
 /* Room in the arena for the current segment (TLS: up to its record size). */
 static apr_size_t seg_room(h2_c1_io *io)
 {
-    apr_size_t room = H2_IO_ARENA - io->buf_len;
+    apr_size_t room = io->arena - io->buf_len;
     if (io->is_tls) {
         apr_size_t used;
         if (!io->seg_max) {
@@ -107,13 +109,13 @@ static apr_size_t seg_room(h2_c1_io *io)
 static apr_status_t make_room(h2_c1_io *io)
 {
     if (!io->buf) {
-        io->buf = malloc(H2_IO_ARENA);
+        io->buf = malloc(io->arena);
         if (!io->buf) abort();
     }
     if (io->is_tls && io->seg_max && io->buf_len - io->seg_start >= io->seg_max) {
         emit_seg(io);
     }
-    if (io->buf_len >= H2_IO_ARENA) {
+    if (io->buf_len >= io->arena) {
         return h2_c1_io_flush(io);
     }
     return APR_SUCCESS;
@@ -208,10 +210,22 @@ apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
         return APR_SUCCESS;
     }
     else {
-        /* TLS encrypts from memory anyway: read straight into the record
-         * buffers, one copy, no mmap. */
+        /* TLS encrypts from memory anyway: copy into the record buffers
+         * from the mapped window (one copy, no syscall per record), or
+         * read with pread where mmap is off. */
         apr_os_file_t fd;
         apr_status_t rv = APR_SUCCESS;
+        apr_bucket *slice = can_mmap? mmap_slice(io, f, off, len, p, pmm, pmm_off) : NULL;
+        if (slice) {
+            const char *data;
+            apr_size_t dlen;
+            rv = apr_bucket_read(slice, &data, &dlen, APR_BLOCK_READ);
+            if (rv == APR_SUCCESS) {
+                rv = h2_c1_io_append(io, data, dlen);
+            }
+            apr_bucket_destroy(slice);
+            return rv;
+        }
         apr_os_file_get(&fd, f);
         while (len > 0 && rv == APR_SUCCESS) {
             apr_size_t n = seg_room(io);
@@ -240,7 +254,7 @@ apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
 
 int h2_c1_io_needs_flush(h2_c1_io *io)
 {
-    return io->pending >= H2_IO_MEM_FLUSH;
+    return io->pending >= io->arena / 4 * 3;
 }
 
 int h2_c1_io_has_output(h2_c1_io *io)

@@ -31,6 +31,7 @@ typedef struct h2_c1_io {
     apr_bucket_brigade *bb_in;
     apr_bucket_brigade *bb_out;
     char *buf;                 /* arena frame bytes are gathered in */
+    apr_size_t arena;          /* its size */
     apr_size_t buf_len;        /* bytes in the arena */
     apr_size_t seg_start;      /* arena bytes not yet in a bucket start here */
     apr_size_t seg_max;        /* TLS: size of the record being filled */

@@ -1572,8 +1572,10 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     apr_int64_t conn_win;
     int rv;
 
-    apr_pool_create(&pool, c->pool);
-    apr_pool_tag(pool, "h2_session");
+    /* The session lives in the connection's pool: a pool of its own would
+     * cost an 8 KB node per connection for a few hundred bytes. Nothing
+     * grows in it per stream; streams have pools of their own. */
+    pool = c->pool;
     s = apr_pcalloc(pool, sizeof(*s));
     s->c1 = c;
     s->s = r? r->server : (server? server : c->base_server);
@@ -1628,7 +1630,6 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
         ap_log_cerror(APLOG_MARK, APLOG_ERR, 0, c, APLOGNO(21022)
                       "h2_session(%ld): nghttp2 session: %s", c->id,
                       nghttp2_strerror(rv));
-        apr_pool_destroy(pool);
         return APR_EGENERAL;
     }
     apr_pool_pre_cleanup_register(pool, s, session_teardown);
@@ -1649,8 +1650,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     }
 
     if (r && upgrade_stream(s, r) != APR_SUCCESS) {
-        apr_pool_destroy(pool);
-        return APR_EINVAL;
+        return APR_EINVAL;   /* the teardown cleanup frees what was made */
     }
     *psession = s;
     ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, c, APLOGNO(21023)
