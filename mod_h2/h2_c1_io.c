@@ -72,6 +72,54 @@ void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls)
     }
 }
 
+/* Arenas are only needed while a connection writes, which is at most as
+ * many connections as the MPM has threads; a small per-child cache lets
+ * them be reused across connections instead of each idle connection's
+ * freed arena lingering in the malloc heap. */
+#define H2_IO_ARENA_CACHE 32
+
+static struct {
+    apr_thread_mutex_t *mutex;
+    void *free[2][H2_IO_ARENA_CACHE];   /* [0] cleartext, [1] TLS sizes */
+    int nfree[2];
+} arenas;
+
+apr_status_t h2_c1_io_child_init(apr_pool_t *pchild)
+{
+    return apr_thread_mutex_create(&arenas.mutex, APR_THREAD_MUTEX_DEFAULT, pchild);
+}
+
+static char *arena_get(h2_c1_io *io)
+{
+    int k = io->is_tls? 1 : 0;
+    char *buf = NULL;
+    if (arenas.mutex) {
+        apr_thread_mutex_lock(arenas.mutex);
+        if (arenas.nfree[k] > 0) {
+            buf = arenas.free[k][--arenas.nfree[k]];
+        }
+        apr_thread_mutex_unlock(arenas.mutex);
+    }
+    if (!buf && !(buf = malloc(io->arena))) {
+        abort();
+    }
+    return buf;
+}
+
+static void arena_put(h2_c1_io *io, char *buf)
+{
+    int k = io->is_tls? 1 : 0;
+    if (arenas.mutex) {
+        apr_thread_mutex_lock(arenas.mutex);
+        if (arenas.nfree[k] < H2_IO_ARENA_CACHE) {
+            arenas.free[k][arenas.nfree[k]++] = buf;
+            buf = NULL;
+        }
+        apr_thread_mutex_unlock(arenas.mutex);
+    }
+    free(buf);
+}
+
 /* Put the arena bytes since the last bucket into a bucket of their own. */
 static void emit_seg(h2_c1_io *io)
 {
@@ -109,8 +157,7 @@ static apr_size_t seg_room(h2_c1_io *io)
 static apr_status_t make_room(h2_c1_io *io)
 {
     if (!io->buf) {
-        io->buf = malloc(io->arena);
-        if (!io->buf) abort();
+        io->buf = arena_get(io);
     }
     if (io->is_tls && io->seg_max && io->buf_len - io->seg_start >= io->seg_max) {
         emit_seg(io);
@@ -265,7 +312,7 @@ int h2_c1_io_has_output(h2_c1_io *io)
 void h2_c1_io_idle(h2_c1_io *io)
 {
     if (io->buf && !h2_c1_io_has_output(io)) {
-        free(io->buf);
+        arena_put(io, io->buf);
         io->buf = NULL;
     }
 }

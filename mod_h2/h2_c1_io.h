@@ -45,6 +45,9 @@ typedef struct h2_c1_io {
     apr_off_t bytes_written;
 } h2_c1_io;
 
+/* Child init: the cache of output arenas. */
+apr_status_t h2_c1_io_child_init(apr_pool_t *pchild);
+
 /* Set up I/O for c1 with the TLS sizing parameters of server s. */
 void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls);
 

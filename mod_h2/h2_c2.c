@@ -43,7 +43,7 @@ extern module AP_MODULE_DECLARE_DATA h2_module;
 /* File ranges below this are copied; a dup()/close() pair costs more. */
 #define H2_FILE_DUP_MIN (16 * 1024)
 /* Memory a secondary connection's allocator keeps between requests. */
-#define H2_C2_MAX_FREE (256 * 1024)
+#define H2_C2_MAX_FREE (64 * 1024)
 /* Idle secondary connection shells kept per child. */
 #define H2_SHELLS_MAX 128
 /* Items gathered from a brigade before they go to the stream in one lock. */

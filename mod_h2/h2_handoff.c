@@ -24,13 +24,18 @@ h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap)
 {
     h2_hchunk *c;
 
-    if (cap <= H2_HCHUNK_SIZE && hp->free) {
+    if (cap == H2_HCHUNK_SIZE && hp->free) {
         c = hp->free;
         hp->free = c->next;
         hp->nfree--;
     }
     else {
-        apr_size_t alloc = cap <= H2_HCHUNK_SIZE? H2_HCHUNK_SIZE : cap;
+        /* standard chunks are recycled, so a bit larger is fine; small ones
+         * (fields, short bodies) are made to measure */
+        apr_size_t alloc = (cap == 0)? 0 : cap;
+        if (alloc > H2_HCHUNK_SIZE / 2 && alloc < H2_HCHUNK_SIZE) {
+            alloc = H2_HCHUNK_SIZE;
+        }
         c = malloc(sizeof(*c) + alloc);
         if (!c) {
             abort();  /* as APR does when memory runs out */
@@ -141,7 +146,17 @@ void h2_hqueue_write(h2_hqueue *q, h2_hpool *hp, const char *data, apr_size_t le
         apr_size_t n;
 
         if (!c || c->type != H2_HC_DATA || c->end >= c->cap) {
-            c = h2_hpool_get(hp, H2_HC_DATA, H2_HCHUNK_SIZE);
+            /* A small response gets a chunk its size, not 16 KB: under a
+             * burst of requests that decides the peak memory. Chunks double
+             * as a response goes on. */
+            apr_size_t cap = H2_HCHUNK_SIZE;
+            if (len < H2_HCHUNK_SIZE) {
+                apr_size_t prev = (c && c->type == H2_HC_DATA)? c->cap : 0;
+                cap = (len > H2_HCHUNK_MIN)? len : H2_HCHUNK_MIN;
+                if (cap < 2 * prev) cap = 2 * prev;
+                if (cap > H2_HCHUNK_SIZE) cap = H2_HCHUNK_SIZE;
+            }
+            c = h2_hpool_get(hp, H2_HC_DATA, cap);
             h2_hqueue_append(q, c);
         }
         n = c->cap - c->end;

@@ -35,6 +35,7 @@ typedef enum {
 } h2_hchunk_type;
 
 #define H2_HCHUNK_SIZE (16 * 1024)
+#define H2_HCHUNK_MIN  2048
 
 typedef struct h2_hchunk h2_hchunk;
 struct h2_hchunk {

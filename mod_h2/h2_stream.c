@@ -45,12 +45,39 @@ static const char *ev_str(h2_stream_event ev)
     return "?";
 }
 
+/* Stream pools come from one allocator per child, shared by all its
+ * connections: a connection's own allocator would keep each finished
+ * stream's memory for as long as the (possibly idle) connection lives. */
+static apr_allocator_t *stream_allocator;
+
+apr_status_t h2_stream_child_init(apr_pool_t *pchild)
+{
+    apr_thread_mutex_t *mutex;
+    apr_status_t rv;
+
+    if ((rv = apr_allocator_create(&stream_allocator)) != APR_SUCCESS
+        || (rv = apr_thread_mutex_create(&mutex, APR_THREAD_MUTEX_DEFAULT,
+                                         pchild)) != APR_SUCCESS) {
+        stream_allocator = NULL;
+        return rv;
+    }
+    apr_allocator_mutex_set(stream_allocator, mutex);
+    apr_allocator_max_free_set(stream_allocator, 2 * 1024 * 1024);
+    return APR_SUCCESS;
+}
+
 h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
 {
     apr_pool_t *pool;
     h2_stream *stream;
 
-    apr_pool_create(&pool, parent);
+    if (stream_allocator) {
+        /* freed explicitly by h2_stream_destroy(), always */
+        apr_pool_create_unmanaged_ex(&pool, NULL, stream_allocator);
+    }
+    else {
+        apr_pool_create(&pool, parent);
+    }
     apr_pool_tag(pool, "h2_stream");
     stream = apr_pcalloc(pool, sizeof(*stream));
     stream->id = id;

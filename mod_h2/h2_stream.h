@@ -89,7 +89,11 @@ struct h2_stream {
     h2_stream *q_prev, *q_next;
 };
 
-/* Create stream id of session in a new subpool of parent. */
+/* Child init: the allocator stream pools come from. */
+apr_status_t h2_stream_child_init(apr_pool_t *pchild);
+
+/* Create stream id of session in a pool of its own (parent: fallback
+ * when the child's stream allocator is not there). */
 h2_stream *h2_stream_create(struct h2_session *session, int id, apr_pool_t *parent);
 
 /* The one place stream states change; logs each transition at trace1. */

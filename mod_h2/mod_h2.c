@@ -27,8 +27,10 @@
 #include "h2_config.h"
 #include "h2_c1.h"
 #include "h2_c1_idle.h"
+#include "h2_c1_io.h"
 #include "h2_c2.h"
 #include "h2_protocol.h"
+#include "h2_stream.h"
 
 /* mod_h2: HTTP/2 for Apache httpd. Hooks into httpd's connection and
  * protocol phases; everything else lives in the h2_* files. */
@@ -54,6 +56,12 @@ static void h2_child_init(apr_pool_t *pchild, server_rec *s)
     apr_status_t rv = h2_c2_child_init(pchild, s);
     if (rv == APR_SUCCESS) {
         rv = h2_c1_idle_child_init(pchild, s);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = h2_c1_io_child_init(pchild);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = h2_stream_child_init(pchild);
     }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, APLOGNO(21061)

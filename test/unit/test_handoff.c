@@ -54,7 +54,14 @@ int main(void)
         total += c->end - c->start;
     }
     CHECK(total == sizeof(data));
-    CHECK(q.first->end == H2_HCHUNK_SIZE);  /* chunks are filled up */
+    /* a small first write gets a small chunk, later ones grow to 16 KB,
+     * and every chunk but the last is filled up */
+    CHECK(q.first->cap == H2_HCHUNK_MIN);
+    for (c = q.first; c && c->next; c = c->next) {
+        CHECK(c->end == c->cap);
+        CHECK(c->cap <= H2_HCHUNK_SIZE);
+    }
+    CHECK(q.last->cap == H2_HCHUNK_SIZE);
 
     c = h2_hpool_get(&hp, H2_HC_FILE, 0);
     c->flen = 123456;
