@@ -311,6 +311,15 @@ class H2Client:
 
 
 # ------------------------------------------------------------- test files
+def file_sha(path):
+    """sha256 hex digest of a (large) file, read in 1 MB pieces."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def make_big_file(path, size):
     """Pseudo-random file of `size` bytes (created once per run dir);
     returns its sha256."""

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from h2client import H2Client, make_big_file
+from h2client import H2Client, file_sha, make_big_file
 
 H2_WAYS = ["h2", "h2c"]
 pytestmark = pytest.mark.h2
@@ -24,14 +24,6 @@ def big_file(env):
     repo): (url path, local path, sha256)."""
     path = os.path.join(env.sandbox.docroot, BIG_NAME)
     return "/" + BIG_NAME, path, make_big_file(path, BIG_SIZE)
-
-
-def file_sha(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 @pytest.mark.parametrize("how", H2_WAYS)

@@ -12,7 +12,6 @@ after `H2StreamTimeout`; a CGI that produces nothing is ended by mod_cgid
 after `Timeout` (504 before its headers, RST_STREAM after them).
 """
 
-import hashlib
 import os
 import subprocess
 import time
@@ -20,7 +19,7 @@ import time
 import pytest
 
 from conftest import report
-from h2client import H2Client, install_cgi, make_big_file, remove_conf
+from h2client import H2Client, file_sha, install_cgi, make_big_file, remove_conf
 
 H2_WAYS = ["h2", "h2c"]
 pytestmark = pytest.mark.h2
@@ -42,14 +41,6 @@ if q.startswith("headers"):
 time.sleep(min(secs, 12.0))
 sys.stdout.write("woke up\\n")
 """
-
-
-def file_sha(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 @pytest.fixture(scope="module")
