@@ -127,14 +127,16 @@ apr_array_header_t *h2_config_early_hints(request_rec *r)
 
 void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
 {
-    int threads = 1, minw, maxw;
+    int threads = 1, threaded = 0, minw, maxw;
 
     /* Like HTTP/1.1 requests, h2 requests are bounded by the threads the
-     * MPM runs per child; a prefork child gets a few threads so that a
-     * connection's streams can still proceed in parallel. */
+     * MPM runs per child. A prefork child serves one connection at a time
+     * and gets threads of its own so that the streams of that connection
+     * can proceed in parallel (started on demand). */
     ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
-    if (threads < 1) {
-        threads = 4;
+    ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
+    if (threaded == AP_MPMQ_NOT_SUPPORTED || threads <= 1) {
+        threads = 1;
     }
     minw = (int)h2_config_sget(s, H2_CONF_MIN_WORKERS);
     maxw = (int)h2_config_sget(s, H2_CONF_MAX_WORKERS);
@@ -142,7 +144,7 @@ void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
         minw = threads < 25? threads : 25;
     }
     if (maxw == H2_CONF_UNSET) {
-        maxw = threads * 3 / 2;
+        maxw = (threads == 1)? 16 : threads * 3 / 2;
         if (maxw < 4) maxw = 4;
     }
     if (minw > maxw) {

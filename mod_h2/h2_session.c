@@ -1595,9 +1595,13 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     s->max_stream_errors = (int)h2_config_sget(s->s, H2_CONF_MAX_STREAM_ERRORS);
     s->timeout = s->s->timeout;
     {
-        int minw, maxw, idle_secs;
+        /* with several connections per child, one gets at most half of
+         * its workers; a prefork child serves only this one */
+        int minw, maxw, idle_secs, threaded = 0;
         h2_config_workers(s->s, &minw, &maxw, &idle_secs);
-        s->max_processing = maxw / 2 > 1? maxw / 2 : 1;
+        ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
+        s->max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
+                            : (maxw / 2 > 1? maxw / 2 : 1);
     }
     s->keepalive_timeout = s->s->keep_alive_timeout;
     /* the same limits httpd applies to HTTP/1.1 request heads */
