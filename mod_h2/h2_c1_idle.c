@@ -19,6 +19,7 @@
 #include <http_core.h>
 #include <http_log.h>
 #include <ap_mpm.h>
+#include <scoreboard.h>
 
 #include "h2.h"
 #include "h2_c1_idle.h"
@@ -156,7 +157,18 @@ int h2_c1_idle_unpark(h2_session *s)
 
 void h2_c1_idle_child_stopping(apr_pool_t *pchild, int graceful)
 {
+    int gen = -1;
+
     if (!idle.mutex) {
+        return;
+    }
+    if (graceful && ap_scoreboard_image
+        && ap_mpm_query(AP_MPMQ_GENERATION, &gen) == APR_SUCCESS
+        && ap_scoreboard_image->global->running_generation == gen) {
+        /* No restart: the MPM retires a spare child. Its idle connections
+         * need not go now (clients would lose them for nothing); the idle
+         * timer closes them after KeepAliveTimeout, and busy ones say
+         * GOAWAY when their streams are done. */
         return;
     }
     apr_thread_mutex_lock(idle.mutex);

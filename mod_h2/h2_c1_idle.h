@@ -36,7 +36,9 @@ void h2_c1_idle_park(struct h2_session *session);
  * its idle time is over or the child stops: it should close. */
 int h2_c1_idle_unpark(struct h2_session *session);
 
-/* The child is stopping: wake all parked sessions. */
+/* The child is stopping: on a restart or an ungraceful stop, wake all
+ * parked sessions to say goodbye; a spare child the MPM retires lets
+ * them run out their KeepAliveTimeout. */
 void h2_c1_idle_child_stopping(apr_pool_t *pchild, int graceful);
 
 #endif
