@@ -371,24 +371,14 @@ apr_status_t h2_c1_io_flush(h2_c1_io *io)
 
     emit_seg(io);
     if (io->direct && !io->has_file && !APR_BRIGADE_EMPTY(io->bb_out)) {
-        apr_off_t len = 0;
-        apr_brigade_length(io->bb_out, 0, &len);
         rv = write_direct(io);
         apr_brigade_cleanup(io->bb_out);
-        if (rv == APR_SUCCESS) {
-            io->bytes_written += len;
-        }
     }
     else if (!APR_BRIGADE_EMPTY(io->bb_out)) {
-        apr_off_t len = 0;
-        apr_brigade_length(io->bb_out, 0, &len);
         APR_BRIGADE_INSERT_TAIL(io->bb_out,
                                 apr_bucket_flush_create(io->c->bucket_alloc));
         rv = ap_pass_brigade(io->c->output_filters, io->bb_out);
         apr_brigade_cleanup(io->bb_out);
-        if (rv == APR_SUCCESS && len > 0) {
-            io->bytes_written += len;
-        }
     }
     io->buf_len = io->seg_start = 0;
     io->seg_max = 0;
@@ -429,7 +419,6 @@ apr_status_t h2_c1_io_read(h2_c1_io *io, apr_read_type_e block,
             rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
             if (rv == APR_SUCCESS && len > 0) {
                 got = 1;
-                io->bytes_read += len;
                 rv = feed(ctx, data, len);
             }
         }

@@ -41,8 +41,6 @@ typedef struct h2_c1_io {
     int corked;
     int direct;                /* output chain is only the core: writev ourselves */
     int has_file;              /* bb_out holds file buckets (sendfile) */
-    apr_off_t bytes_read;
-    apr_off_t bytes_written;
 } h2_c1_io;
 
 /* Child init: the cache of output arenas. */

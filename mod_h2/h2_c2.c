@@ -85,17 +85,6 @@ static h2_c2_ctx *c2_ctx(const conn_rec *c)
     return ap_get_module_config(c->conn_config, &h2_module);
 }
 
-int h2_c2_is(const conn_rec *c)
-{
-    return c->master && c2_ctx(c) != NULL;
-}
-
-h2_stream *h2_c2_stream(const conn_rec *c)
-{
-    h2_c2_ctx *ctx = c->master? c2_ctx(c) : NULL;
-    return ctx? ctx->stream : NULL;
-}
-
 static c2_shell *shell_get(void)
 {
     c2_shell *sh = NULL;

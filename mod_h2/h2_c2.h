@@ -37,12 +37,6 @@ int h2_c2_unschedule(struct h2_stream *stream);
  * cache. Call from the connection thread when no worker runs for it. */
 void h2_c2_release_idle(struct h2_session *session);
 
-/* 1 if c is one of our secondary connections. */
-int h2_c2_is(const conn_rec *c);
-
-/* The stream a secondary connection currently serves, or NULL. */
-struct h2_stream *h2_c2_stream(const conn_rec *c);
-
 void h2_c2_register_hooks(void);
 
 #endif

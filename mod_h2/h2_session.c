@@ -314,7 +314,6 @@ static int on_begin_headers(nghttp2_session *ngh, const nghttp2_frame *frame,
         stream = h2_stream_create(s, frame->hd.stream_id, s->pool);
         link_stream(s, stream);
         s->open_streams++;
-        s->streams_total++;
         nghttp2_session_set_stream_user_data(ngh, frame->hd.stream_id, stream);
     }
     else if ((stream = get_stream(s, frame->hd.stream_id)) != NULL
@@ -459,7 +458,6 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
                     "PRIORITY frames");
         break;
     case NGHTTP2_GOAWAY:
-        s->goaway_recv = 1;
         transit(s, H2_SEV_CLIENT_GOAWAY);
         break;
     default:
@@ -522,7 +520,6 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
     stream->closed = 1;
     s->open_streams--;
     if (error_code) {
-        stream->rst_error = (int)error_code;
         h2_stream_transit(stream, H2_SSEV_RESET);
     }
     else {
@@ -1508,7 +1505,6 @@ static apr_status_t upgrade_stream(h2_session *s, request_rec *r)
     stream = h2_stream_create(s, 1, s->pool);
     link_stream(s, stream);
     s->open_streams++;
-    s->streams_total++;
     nghttp2_session_set_stream_user_data(s->ngh, 1, stream);
 
     h2_req_head_add(&stream->req, ":method", 7, r->method, strlen(r->method));
@@ -1582,7 +1578,6 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     s->pool = pool;
     s->state = H2_SESS_INIT;
     s->is_tls = ap_ssl_conn_is_ssl(c);
-    ap_mpm_query(AP_MPMQ_IS_ASYNC, &s->async_mpm);
 
     s->max_streams = (int)h2_config_sget(s->s, H2_CONF_MAX_STREAMS);
     s->window_size = (int)h2_config_sget(s->s, H2_CONF_WIN_SIZE);

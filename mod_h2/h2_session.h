@@ -62,7 +62,6 @@ struct h2_session {
     h2_session_state state;
     h2_c1_io io;
     int is_tls;
-    int async_mpm;
 
     /* limits and settings, read once from the config */
     int max_streams;
@@ -92,15 +91,12 @@ struct h2_session {
     int output_closed;              /* last frame written, nothing may follow */
     int close_after_send;           /* GOAWAY for abuse: close once it is out */
     int max_processing;             /* streams it may have with workers */
-    int goaway_recv;
-    int shutdown_notice_sent;
     int stream_errors;
     apr_time_t last_client_io;
     int last_stream_started;
     int32_t max_client_stream;      /* highest stream id the client used */
     int32_t closed_ring[H2_CLOSED_RING];  /* recently closed stream ids */
     unsigned int closed_ring_next;
-    apr_uint64_t streams_total;
     unsigned int abuse_empty_frames;  /* windowed counts, see flood checks */
     unsigned int abuse_priority;
     apr_time_t abuse_window_start;

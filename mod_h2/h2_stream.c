@@ -84,7 +84,6 @@ h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
     stream->session = session;
     stream->pool = pool;
     stream->state = H2_SS_IDLE;
-    stream->rst_error = -1;
     stream->created = apr_time_now();
     h2_req_head_init(&stream->req, pool, &session->hdr_limits);
     return stream;

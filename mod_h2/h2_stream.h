@@ -58,7 +58,6 @@ struct h2_stream {
     int response_submitted;
     int data_deferred;             /* nghttp2 waits for data on us */
     int closed;                    /* nghttp2 closed it */
-    int rst_error;                 /* error code of a reset, -1 none */
     int has_body_in;               /* request has a body */
     int scheduled;                 /* a worker will process it */
     int fault_counted;             /* counted toward H2MaxStreamErrors */

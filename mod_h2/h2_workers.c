@@ -214,15 +214,6 @@ int h2_workers_unqueue(h2_workers *w, h2_stream *stream)
     return removed;
 }
 
-void h2_workers_counts(h2_workers *w, int *running, int *idle, int *queued)
-{
-    apr_thread_mutex_lock(w->mutex);
-    *running = w->running;
-    *idle = w->nidle;
-    *queued = w->nqueued;
-    apr_thread_mutex_unlock(w->mutex);
-}
-
 static apr_status_t workers_cleanup(void *data)
 {
     h2_workers *w = data;

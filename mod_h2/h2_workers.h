@@ -52,7 +52,4 @@ void h2_workers_push(h2_workers *w, struct h2_stream **streams, int n);
  * Returns 1 if it was removed, 0 if a worker has it or had it. */
 int h2_workers_unqueue(h2_workers *w, struct h2_stream *stream);
 
-/* Number of worker threads running and idle, for status reports. */
-void h2_workers_counts(h2_workers *w, int *running, int *idle, int *queued);
-
 #endif
