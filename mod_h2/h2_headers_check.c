@@ -34,18 +34,25 @@ static const unsigned char tchar_lc[256] = {
 
 #define IS_NAME(n, nl, lit) ((nl) == sizeof(lit) - 1 && !memcmp((n), (lit), (nl)))
 
-int h2_hdr_name_valid(const char *name, apr_size_t nlen)
+/* 1 when s is a non-empty RFC 9110 token; uppercase only if allowed. */
+static int token_valid(const char *s, apr_size_t len, int upper_ok)
 {
     apr_size_t i;
-    if (nlen == 0) {
+    if (len == 0) {
         return 0;
     }
-    for (i = 0; i < nlen; ++i) {
-        if (!tchar_lc[(unsigned char)name[i]]) {
+    for (i = 0; i < len; ++i) {
+        unsigned char ch = (unsigned char)s[i];
+        if (!tchar_lc[ch] && !(upper_ok && ch >= 'A' && ch <= 'Z')) {
             return 0;
         }
     }
     return 1;
+}
+
+int h2_hdr_name_valid(const char *name, apr_size_t nlen)
+{
+    return token_valid(name, nlen, 0);
 }
 
 int h2_hdr_value_valid(const char *value, apr_size_t vlen)
@@ -140,17 +147,9 @@ static h2_hdr_result add_pseudo(h2_req_head *h, const char *name, apr_size_t nle
             return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
         }
     }
-    if (slot == &h->method && !h2_hdr_name_valid(value, vlen)) {
-        /* methods are case-sensitive tokens, uppercase allowed */
-        for (i = 0; i < vlen; ++i) {
-            unsigned char ch = (unsigned char)value[i];
-            if (!tchar_lc[ch] && !(ch >= 'A' && ch <= 'Z')) {
-                return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
-            }
-        }
-        if (vlen == 0) {
-            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
-        }
+    if (slot == &h->method && !token_valid(value, vlen, 1)) {
+        /* methods are case-sensitive tokens */
+        return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
     }
     if (slot == &h->path && vlen == 0) {
         return fail(h, H2_HDR_ERR_PSEUDO_INVALID);

@@ -140,23 +140,29 @@ static h2_stream *get_stream(h2_session *s, int32_t id)
     return nghttp2_session_get_stream_user_data(s->ngh, id);
 }
 
+/* The connection abuses us: GOAWAY ENHANCE_YOUR_CALM with why as debug
+ * data, and close once it is out; an abuser does not get to finish its
+ * streams (RFC 9113 5.4.1). */
+static void goaway_calm(h2_session *s, const char *why)
+{
+    ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21012)
+                  "h2_session(%ld): %s, closing the connection", s->c1->id, why);
+    nghttp2_submit_goaway(s->ngh, NGHTTP2_FLAG_NONE,
+                          nghttp2_session_get_last_proc_stream_id(s->ngh),
+                          H2_ERR_ENHANCE_YOUR_CALM,
+                          (const uint8_t *)why, strlen(why));
+    s->goaway_sent = 1;
+    s->close_after_send = 1;
+    transit(s, H2_SEV_SHUTDOWN);
+}
+
 /* Count a stream error the client caused (sent or provoked); too many
  * close the connection (H2MaxStreamErrors). */
 static void count_stream_error(h2_session *s)
 {
     if (s->max_stream_errors && ++s->stream_errors > s->max_stream_errors
         && !s->goaway_sent) {
-        ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21011)
-                      "h2_session(%ld): client caused %d stream errors, "
-                      "closing the connection", s->c1->id, s->stream_errors);
-        nghttp2_submit_goaway(s->ngh, NGHTTP2_FLAG_NONE,
-                              nghttp2_session_get_last_proc_stream_id(s->ngh),
-                              H2_ERR_ENHANCE_YOUR_CALM,
-                              (const uint8_t *)"too many stream errors",
-                              sizeof("too many stream errors") - 1);
-        s->goaway_sent = 1;
-        s->close_after_send = 1;
-        transit(s, H2_SEV_SHUTDOWN);
+        goaway_calm(s, "too many stream errors");
     }
 }
 
@@ -193,18 +199,7 @@ static int abuse_check(h2_session *s, unsigned int *counter, unsigned int limit,
         s->abuse_priority = 0;
     }
     if (++(*counter) > limit && !s->goaway_sent) {
-        char *msg = apr_psprintf(s->pool, "flood of %s", what);
-        ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21012)
-                      "h2_session(%ld): %s, closing the connection",
-                      s->c1->id, msg);
-        nghttp2_submit_goaway(s->ngh, NGHTTP2_FLAG_NONE,
-                              nghttp2_session_get_last_proc_stream_id(s->ngh),
-                              H2_ERR_ENHANCE_YOUR_CALM,
-                              (const uint8_t *)msg, strlen(msg));
-        s->goaway_sent = 1;
-        /* an abuser does not get to finish its streams (RFC 9113 5.4.1) */
-        s->close_after_send = 1;
-        transit(s, H2_SEV_SHUTDOWN);
+        goaway_calm(s, apr_psprintf(s->pool, "flood of %s", what));
         return 0;
     }
     return 1;
