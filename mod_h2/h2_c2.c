@@ -214,6 +214,13 @@ typedef struct {
     int status;             /* RESET */
 } out_item;
 
+static void item_init(out_item *it, h2_hchunk_type type, int status)
+{
+    memset(it, 0, sizeof(*it));
+    it->type = type;
+    it->status = status;
+}
+
 /* Move items into the stream under the session lock, waiting while the
  * stream holds as much as H2StreamMaxMemSize allows. */
 static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flush)
@@ -326,9 +333,7 @@ static apr_status_t file_to_heap(apr_bucket *b)
 static void deliver_reset(h2_c2_ctx *ctx, int code)
 {
     out_item it;
-    memset(&it, 0, sizeof(it));
-    it.type = H2_HC_RESET;
-    it.status = code;
+    item_init(&it, H2_HC_RESET, code);
     ctx->seen_head = ctx->seen_eos = 1;
     out_deliver(ctx, &it, 1, 1);
 }
@@ -356,8 +361,7 @@ static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
             m->type = H2_HC_INTERIM;
             m->status = status;
             m->fields = fields;
-            memset(it, 0, sizeof(*it));
-            it->type = H2_HC_INTERIM;
+            item_init(it, H2_HC_INTERIM, status);
             it->meta = m;
             ++*n;
         }
@@ -391,18 +395,15 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             last = b;
             if (H2_BUCKET_IS_RESP(b)) {
                 h2_resp_meta *m = b->data;
-                memset(it, 0, sizeof(*it));
-                it->type = m->type;
+                item_init(it, m->type, m->status);
                 it->meta = m;
-                it->status = m->status;
                 ++n;
                 if (m->type == H2_HC_HEADERS) ctx->seen_head = 1;
                 if (m->type == H2_HC_RESET) ctx->seen_head = ctx->seen_eos = 1;
             }
             else if (APR_BUCKET_IS_EOS(b)) {
                 if (!ctx->seen_eos && ctx->seen_head) {
-                    memset(it, 0, sizeof(*it));
-                    it->type = H2_HC_EOS;
+                    item_init(it, H2_HC_EOS, 0);
                     ++n;
                     ctx->seen_eos = 1;
                 }
@@ -413,9 +414,7 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             else if (AP_BUCKET_IS_ERROR(b)) {
                 if (ctx->seen_head && !ctx->seen_eos) {
                     /* the response broke after its head went out */
-                    memset(it, 0, sizeof(*it));
-                    it->type = H2_HC_RESET;
-                    it->status = H2_ERR_INTERNAL_ERROR;
+                    item_init(it, H2_HC_RESET, H2_ERR_INTERNAL_ERROR);
                     ++n;
                     ctx->seen_eos = 1;
                 }
@@ -441,8 +440,7 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                     rv = APR_FROM_OS_ERROR(errno);
                     break;
                 }
-                memset(it, 0, sizeof(*it));
-                it->type = H2_HC_FILE;
+                item_init(it, H2_HC_FILE, 0);
                 it->fd = nfd;
                 it->off = b->start;
                 it->len = b->length;
@@ -475,8 +473,7 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 }
                 else if (len > 0) {
                     it = &items[n];
-                    memset(it, 0, sizeof(*it));
-                    it->type = H2_HC_DATA;
+                    item_init(it, H2_HC_DATA, 0);
                     it->data = data;
                     it->len = len;
                     ++n;
@@ -522,8 +519,7 @@ static apr_status_t send_100_continue(h2_c2_ctx *ctx)
 {
     h2_resp_meta m = { H2_HC_INTERIM, 100, NULL };
     out_item it;
-    memset(&it, 0, sizeof(it));
-    it.type = H2_HC_INTERIM;
+    item_init(&it, H2_HC_INTERIM, 100);
     it.meta = &m;
     ctx->sent_100 = 1;
     return out_deliver(ctx, &it, 1, 1);
@@ -772,8 +768,7 @@ static int c2_early_hints(request_rec *r)
     m.type = H2_HC_INTERIM;
     m.status = HTTP_EARLY_HINTS;
     m.fields = fields;
-    memset(&it, 0, sizeof(it));
-    it.type = H2_HC_INTERIM;
+    item_init(&it, H2_HC_INTERIM, HTTP_EARLY_HINTS);
     it.meta = &m;
     out_deliver(ctx, &it, 1, 1);
     return DECLINED;
