@@ -862,7 +862,10 @@ static void dispatch(h2_session *s)
 
     while (s->new_first) {
         h2_stream *stream = s->new_first;
-        if (stream->closed) {
+        if (stream->closed || stream->fault_counted) {
+            /* closed, or nghttp2 resets it with the next frames we send
+             * (e.g. its DATA outran its content-length in this very read):
+             * its request must not start */
             s->new_first = stream->next_new;
             if (!s->new_first) s->new_last = NULL;
             continue;
