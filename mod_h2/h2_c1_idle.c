@@ -24,6 +24,7 @@
 #include "h2.h"
 #include "h2_c1_idle.h"
 #include "h2_session.h"
+#include "h2_util.h"
 
 APLOG_USE_MODULE(h2);
 
@@ -32,6 +33,7 @@ static struct {
     apr_thread_cond_t *cond;
     apr_thread_t *thread;
     h2_session *first;          /* parked sessions */
+    apr_time_t wakes_at;        /* the reaper's next own wakeup, 0: none */
     int stopping;
     int shutdown;
 } idle;
@@ -58,6 +60,7 @@ static void wake_locked(h2_session *s)
 
 static void *APR_THREAD_FUNC reaper(apr_thread_t *thread, void *data)
 {
+    h2_util_thread_name("h2-idle");
     apr_thread_mutex_lock(idle.mutex);
     while (!idle.shutdown) {
         apr_time_t now = apr_time_now(), next = 0;
@@ -72,6 +75,7 @@ static void *APR_THREAD_FUNC reaper(apr_thread_t *thread, void *data)
                 next = s->idle_deadline;
             }
         }
+        idle.wakes_at = next;
         if (next) {
             apr_thread_cond_timedwait(idle.cond, idle.mutex, next - now);
         }
@@ -134,7 +138,12 @@ void h2_c1_idle_park(h2_session *s)
         if (idle.first) idle.first->idle_prev = s;
         idle.first = s;
         s->idle_listed = 1;
-        apr_thread_cond_signal(idle.cond);
+        /* Only a deadline before the reaper's next wakeup needs it awake;
+         * with one KeepAliveTimeout, that is only when nothing was parked. */
+        if (!idle.wakes_at || s->idle_deadline < idle.wakes_at) {
+            idle.wakes_at = s->idle_deadline;
+            apr_thread_cond_signal(idle.cond);
+        }
     }
     apr_thread_mutex_unlock(idle.mutex);
 }

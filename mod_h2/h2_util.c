@@ -14,6 +14,9 @@
  */
 #include <apr_strings.h>
 #include <apr_lib.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include "h2.h"
 #include "h2_headers_check.h"
@@ -98,4 +101,13 @@ apr_status_t h2_util_chunk_to_nv(const h2_hchunk *c, apr_pool_t *p,
     *pnv = x.nv;
     *pnvlen = x.n;
     return APR_SUCCESS;
+}
+
+void h2_util_thread_name(const char *name)
+{
+#if defined(__linux__)
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+#else
+    (void)name;
+#endif
 }

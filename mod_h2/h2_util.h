@@ -20,6 +20,10 @@
 #include "h2_handoff.h"
 
 /* Name of an RFC 9113 error code, for logs. */
+/* Name the calling thread (Linux), so that `top -H`, perf and /proc tell
+ * the module's threads from the MPM's. */
+void h2_util_thread_name(const char *name);
+
 const char *h2_util_error_str(uint32_t code);
 
 /* Turn a HEADERS/INTERIM/TRAILERS chunk into nghttp2 name/value pairs in
