@@ -241,8 +241,7 @@ static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flus
             /* the client reads slower than we produce: wait for room */
             h2_session_stream_ready_locked(s, stream, H2_WAKE_HARD);
             stream->worker_waits = 1;
-            rv = apr_thread_cond_timedwait(ctx->worker->cond, s->mutex,
-                                           s->stream_timeout);
+            rv = h2_worker_wait(ctx->worker, s->mutex, s->stream_timeout);
             stream->worker_waits = 0;
             if (APR_STATUS_IS_TIMEUP(rv)) {
                 break;
@@ -571,8 +570,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
             h2_session_stream_ready_locked(s, stream, H2_WAKE_HARD);
         }
         stream->worker_waits = 1;
-        rv = apr_thread_cond_timedwait(ctx->worker->cond, s->mutex,
-                                       s->stream_timeout);
+        rv = h2_worker_wait(ctx->worker, s->mutex, s->stream_timeout);
         stream->worker_waits = 0;
         if (APR_STATUS_IS_TIMEUP(rv)) {
             apr_thread_mutex_unlock(s->mutex);

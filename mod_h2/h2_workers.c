@@ -13,12 +13,15 @@
  * limitations under the License.
  */
 #include <apr_strings.h>
+#include <apr_atomic.h>
+#include <unistd.h>
 #include <httpd.h>
 #include <http_log.h>
 #include <mpm_common.h>
 
 #include "h2.h"
 #include "h2_stream.h"
+#include "h2_util.h"
 #include "h2_workers.h"
 
 APLOG_USE_MODULE(h2);
@@ -39,7 +42,25 @@ struct h2_workers {
     h2_stream *q_first, *q_last;
     int nqueued;
     apr_threadattr_t *attr;
+
+    /* Workers not parked and not waiting on their stream's I/O, i.e. those
+     * that will look at the queue again soon. Atomic: stream I/O waits
+     * change it under the session's lock, not ours. */
+    volatile apr_uint32_t nawake;
+    int concurrency;          /* awake workers a push aims for */
+    apr_uint32_t ntaken;      /* streams taken from the queue, ever */
+
+    /* The stall watchdog: wakes more workers when the queue stands still
+     * because the awake ones block (CGI, proxy) instead of computing. */
+    apr_thread_t *watch_thread;
+    apr_thread_cond_t *watch_cond;
+    int watch_sleeps;         /* waiting for a push, not ticking */
 };
+
+/* How long queued streams may see no worker take any of them before the
+ * watchdog wakes more workers than the CPU count (documented in
+ * docs/design.md, "Worker wakeups"). */
+#define H2_WORKER_STALL apr_time_from_msec(2)
 
 static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data);
 
@@ -82,6 +103,7 @@ static apr_status_t spawn_worker(h2_workers *w)
         w->all = wk;
     }
     w->running++;
+    apr_atomic_inc32(&w->nawake);
     return APR_SUCCESS;
 }
 
@@ -99,8 +121,43 @@ static h2_stream *queue_take(h2_workers *w)
         stream->q_next = stream->q_prev = NULL;
         stream->queued = 0;
         w->nqueued--;
+        w->ntaken++;
     }
     return stream;
+}
+
+/* Called with the lock held: take up to n parked workers off the idle list
+ * (they count as awake from now on) into wake[], starting new threads when
+ * none is parked. The caller signals them after unlocking, so that they do
+ * not wake up only to block on the lock it still holds. */
+static int take_idle_locked(h2_workers *w, int n, h2_worker **wake)
+{
+    int k = 0;
+    while (k < n) {
+        if (w->idle) {
+            h2_worker *wk = w->idle;
+            w->idle = wk->next_idle;
+            w->nidle--;
+            apr_atomic_inc32(&w->nawake);
+            wake[k++] = wk;
+        }
+        else if (w->running < w->max_workers && !w->shutdown
+                 && spawn_worker(w) == APR_SUCCESS) {
+            --n;    /* a new thread is awake by itself */
+        }
+        else {
+            break;
+        }
+    }
+    return k;
+}
+
+static void signal_all(h2_worker **wake, int n)
+{
+    int i;
+    for (i = 0; i < n; ++i) {
+        apr_thread_cond_signal(wake[i]->cond);
+    }
 }
 
 static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
@@ -109,6 +166,7 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
     h2_workers *w = wk->workers;
     h2_stream *stream;
 
+    h2_util_thread_name("h2-worker");
     apr_thread_mutex_lock(w->mutex);
     while (!w->shutdown) {
         stream = queue_take(w);
@@ -122,6 +180,7 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
         wk->next_idle = w->idle;
         w->idle = wk;
         w->nidle++;
+        apr_atomic_dec32(&w->nawake);
         if (w->running > w->min_workers) {
             apr_status_t rv = apr_thread_cond_timedwait(wk->cond, w->mutex,
                                                         w->idle_timeout);
@@ -144,6 +203,7 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
             if (*pw) {
                 *pw = wk->next_idle;
                 w->nidle--;
+                apr_atomic_inc32(&w->nawake);
             }
         }
     }
@@ -158,7 +218,8 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
 
 void h2_workers_push(h2_workers *w, h2_stream **streams, int n)
 {
-    int i, wake;
+    h2_worker *wake[64];
+    int i, want, nwake, awake, kick_watch = 0;
 
     apr_thread_mutex_lock(w->mutex);
     for (i = 0; i < n; ++i) {
@@ -175,24 +236,81 @@ void h2_workers_push(h2_workers *w, h2_stream **streams, int n)
         w->q_last = stream;
         w->nqueued++;
     }
-    /* wake one idle worker per stream; start new ones if none idle */
-    for (wake = 0; wake < n; ++wake) {
-        if (w->idle) {
-            h2_worker *wk = w->idle;
-            w->idle = wk->next_idle;
-            w->nidle--;
-            apr_thread_cond_signal(wk->cond);
-        }
-        else if (w->running < w->max_workers && !w->shutdown) {
-            if (spawn_worker(w) != APR_SUCCESS) {
-                break;
-            }
-        }
-        else {
-            break;
-        }
+    /* A worker that finishes a stream takes the next one without sleeping,
+     * so the queue needs only as many awake workers as there are CPUs to
+     * run them. Waking one per stream costs a context switch per request
+     * and has them fight over the locks. */
+    awake = (int)apr_atomic_read32(&w->nawake);
+    want = w->concurrency - awake;
+    if (want > n) want = n;
+    if (want > (int)(sizeof(wake)/sizeof(wake[0]))) {
+        want = (int)(sizeof(wake)/sizeof(wake[0]));
+    }
+    nwake = (want > 0)? take_idle_locked(w, want, wake) : 0;
+    if (w->watch_sleeps && w->nqueued > nwake) {
+        /* streams wait for workers that may block: have them watched */
+        w->watch_sleeps = 0;
+        kick_watch = 1;
     }
     apr_thread_mutex_unlock(w->mutex);
+    signal_all(wake, nwake);
+    if (kick_watch) {
+        apr_thread_cond_signal(w->watch_cond);
+    }
+}
+
+apr_status_t h2_worker_wait(h2_worker *wk, apr_thread_mutex_t *mutex,
+                            apr_interval_time_t timeout)
+{
+    h2_workers *w = wk->workers;
+    apr_status_t rv;
+
+    apr_atomic_dec32(&w->nawake);
+    rv = apr_thread_cond_timedwait(wk->cond, mutex, timeout);
+    apr_atomic_inc32(&w->nawake);
+    return rv;
+}
+
+/* Ticks every H2_WORKER_STALL while streams are queued. When none of them
+ * was taken during a whole tick, the awake workers are stuck in handlers
+ * that wait on something (a CGI, a backend): then every queued stream gets
+ * a worker of its own, up to H2MaxWorkers. */
+static void *APR_THREAD_FUNC watch_run(apr_thread_t *thread, void *data)
+{
+    h2_workers *w = data;
+    apr_uint32_t seen = 0;
+
+    h2_util_thread_name("h2-watch");
+    apr_thread_mutex_lock(w->mutex);
+    while (!w->shutdown) {
+        if (!w->q_first) {
+            w->watch_sleeps = 1;
+            while (w->watch_sleeps && !w->shutdown) {
+                apr_thread_cond_wait(w->watch_cond, w->mutex);
+            }
+            seen = w->ntaken;
+            continue;
+        }
+        apr_thread_cond_timedwait(w->watch_cond, w->mutex, H2_WORKER_STALL);
+        if (w->q_first && w->ntaken == seen && !w->shutdown) {
+            h2_worker *wake[64];
+            int want = w->nqueued, nwake;
+            if (want > (int)(sizeof(wake)/sizeof(wake[0]))) {
+                want = (int)(sizeof(wake)/sizeof(wake[0]));
+            }
+            nwake = take_idle_locked(w, want, wake);
+            ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, w->s,
+                         "h2_workers: %d streams queued, none taken for %dms, "
+                         "waking %d more workers", w->nqueued,
+                         (int)apr_time_as_msec(H2_WORKER_STALL), nwake);
+            apr_thread_mutex_unlock(w->mutex);
+            signal_all(wake, nwake);
+            apr_thread_mutex_lock(w->mutex);
+        }
+        seen = w->ntaken;
+    }
+    apr_thread_mutex_unlock(w->mutex);
+    return NULL;
 }
 
 int h2_workers_unqueue(h2_workers *w, h2_stream *stream)
@@ -225,6 +343,7 @@ static apr_status_t workers_cleanup(void *data)
     for (wk = w->all; wk; wk = wk->next) {
         apr_thread_cond_signal(wk->cond);
     }
+    apr_thread_cond_signal(w->watch_cond);
     while (w->running > 0) {
         /* connections finished their streams before the child pool goes;
          * anything still running is bounded by the stream timeouts */
@@ -234,6 +353,9 @@ static apr_status_t workers_cleanup(void *data)
         }
     }
     apr_thread_mutex_unlock(w->mutex);
+    if (w->watch_thread) {
+        apr_thread_join(&trv, w->watch_thread);
+    }
     if (w->running == 0) {
         for (wk = w->all; wk; wk = wk->next) {
             if (wk->thread) {
@@ -269,8 +391,16 @@ h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
     w->min_workers = min_workers;
     w->max_workers = max_workers;
     w->idle_timeout = apr_time_from_sec(idle_secs);
+    w->concurrency = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (w->concurrency < 2) {
+        w->concurrency = 2;
+    }
+    if (w->concurrency > max_workers) {
+        w->concurrency = max_workers;
+    }
     apr_thread_mutex_create(&w->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
     apr_thread_cond_create(&w->all_done, pool);
+    apr_thread_cond_create(&w->watch_cond, pool);
     apr_threadattr_create(&w->attr, pool);
     if (ap_thread_stacksize != 0) {
         apr_threadattr_stacksize_set(w->attr, ap_thread_stacksize);
@@ -283,6 +413,13 @@ h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
         }
     }
     apr_thread_mutex_unlock(w->mutex);
+    if (ap_thread_create(&w->watch_thread, w->attr, watch_run, w, pool)
+        != APR_SUCCESS) {
+        /* without the watchdog, blocking handlers must not hold up the
+         * queue: wake a worker for every stream */
+        w->watch_thread = NULL;
+        w->concurrency = max_workers;
+    }
     apr_pool_pre_cleanup_register(pool, w, workers_cleanup);
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, APLOGNO(21002)
                  "h2_workers: started %d of min %d, max %d workers, idle %ds",

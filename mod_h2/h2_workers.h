@@ -22,8 +22,9 @@
 
 /* The pool of threads that process streams, one pool per child process.
  * Streams wait in one FIFO; an idle worker sleeps on its own condition
- * variable, so a push wakes exactly as many workers as it brings work,
- * and a busy worker takes the next stream without sleeping at all. */
+ * variable. A busy worker takes the next stream without sleeping, so a
+ * push wakes workers only up to the number of CPUs; a watchdog wakes more
+ * when the awake ones block in their handlers and the queue stands still. */
 
 struct h2_stream;
 typedef struct h2_workers h2_workers;
@@ -47,6 +48,12 @@ h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
 
 /* Queue n streams linked through their queue fields, in order. */
 void h2_workers_push(h2_workers *w, struct h2_stream **streams, int n);
+
+/* Wait on the worker's condition (with mutex held) for its stream's I/O;
+ * meanwhile the worker does not count as one that will take the next
+ * queued stream. */
+apr_status_t h2_worker_wait(h2_worker *wk, apr_thread_mutex_t *mutex,
+                            apr_interval_time_t timeout);
 
 /* Take stream out of the queue if it is still waiting there.
  * Returns 1 if it was removed, 0 if a worker has it or had it. */
