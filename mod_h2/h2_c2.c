@@ -480,7 +480,13 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             }
         }
         if (rv == APR_SUCCESS) {
-            rv = out_deliver(ctx, items, n, flush || eor);
+            if (n > 0 || !ctx->seen_eos) {
+                rv = out_deliver(ctx, items, n, flush || eor);
+            }
+            /* else: the response is complete and handed over; the flush
+             * and EOR httpd sends after it have nothing to push, and a
+             * wakeup of the connection for them would cost a context
+             * switch per request */
         }
         else {
             int i;
