@@ -19,23 +19,37 @@
 #include <apr_buckets.h>
 
 #include "h2_handoff.h"
+#include "h2_headers_check.h"
+
+static int size_class(apr_size_t cap)
+{
+    int k = 0;
+    apr_size_t sz = 0;
+    while (sz < cap && k < H2_HCLASSES - 1) {
+        sz = sz? 2 * sz : 1024;
+        ++k;
+    }
+    return (cap <= sz)? k : -1;
+}
+
+static apr_size_t class_size(int k)
+{
+    return k? ((apr_size_t)1024 << (k - 1)) : 0;
+}
 
 h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap)
 {
     h2_hchunk *c;
+    int k = size_class(cap);
 
-    if (cap == H2_HCHUNK_SIZE && hp->free) {
-        c = hp->free;
-        hp->free = c->next;
+    if (k >= 0 && hp->free[k]) {
+        c = hp->free[k];
+        hp->free[k] = c->next;
+        hp->nclass[k]--;
         hp->nfree--;
     }
     else {
-        /* standard chunks are recycled, so a bit larger is fine; small ones
-         * (fields, short bodies) are made to measure */
-        apr_size_t alloc = (cap == 0)? 0 : cap;
-        if (alloc > H2_HCHUNK_SIZE / 2 && alloc < H2_HCHUNK_SIZE) {
-            alloc = H2_HCHUNK_SIZE;
-        }
+        apr_size_t alloc = (k >= 0)? class_size(k) : cap;
         c = malloc(sizeof(*c) + alloc);
         if (!c) {
             abort();  /* as APR does when memory runs out */
@@ -52,11 +66,14 @@ h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap)
     c->flen = 0;
     c->file = NULL;
     c->mm = NULL;
+    c->nfields = 0;
     return c;
 }
 
 void h2_hpool_put(h2_hpool *hp, h2_hchunk *c)
 {
+    int k;
+
     if (c->mm) {
         /* slices written out already hold their own references */
         apr_bucket_destroy((apr_bucket *)c->mm);
@@ -66,9 +83,11 @@ void h2_hpool_put(h2_hpool *hp, h2_hchunk *c)
         close(c->fd);
         c->fd = -1;
     }
-    if (c->cap == H2_HCHUNK_SIZE && hp->nfree < hp->max_free) {
-        c->next = hp->free;
-        hp->free = c;
+    k = size_class(c->cap);
+    if (k >= 0 && class_size(k) == c->cap && hp->nclass[k] < hp->max_free) {
+        c->next = hp->free[k];
+        hp->free[k] = c;
+        hp->nclass[k]++;
         hp->nfree++;
     }
     else {
@@ -78,11 +97,15 @@ void h2_hpool_put(h2_hpool *hp, h2_hchunk *c)
 
 void h2_hpool_trim(h2_hpool *hp, int keep)
 {
-    while (hp->nfree > keep && hp->free) {
-        h2_hchunk *c = hp->free;
-        hp->free = c->next;
-        hp->nfree--;
-        free(c);
+    int k;
+    for (k = 0; k < H2_HCLASSES; ++k) {
+        while (hp->nclass[k] > keep && hp->free[k]) {
+            h2_hchunk *c = hp->free[k];
+            hp->free[k] = c->next;
+            hp->nclass[k]--;
+            hp->nfree--;
+            free(c);
+        }
     }
 }
 
@@ -179,46 +202,57 @@ void h2_hqueue_clear(h2_hqueue *q, h2_hpool *hp)
     }
 }
 
-/* Layout: for each field, name and value each NUL terminated, one after
- * the other; the end of data marks the end of the list. */
-typedef struct {
-    apr_size_t len;
-    char *p;
-} fields_ctx;
-
-static int field_len(void *ctx, const char *key, const char *val)
-{
-    fields_ctx *fc = ctx;
-    fc->len += strlen(key) + strlen(val) + 2;
-    return 1;
-}
-
-static int field_copy(void *ctx, const char *key, const char *val)
-{
-    fields_ctx *fc = ctx;
-    apr_size_t kl = strlen(key) + 1, vl = strlen(val) + 1;
-    memcpy(fc->p, key, kl);
-    memcpy(fc->p + kl, val, vl);
-    fc->p += kl + vl;
-    return 1;
-}
+/* Layout: for each field, its name length and value length (4 bytes
+ * each, native order), then name and value, unterminated; the end of data
+ * marks the end of the list. */
+#define FIELD_HDR 8
 
 h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
                             const apr_table_t *t)
 {
-    fields_ctx fc = { 0, NULL };
+    const apr_array_header_t *a = t? apr_table_elts(t) : NULL;
+    const apr_table_entry_t *e = a? (const apr_table_entry_t *)a->elts : NULL;
+    apr_uint32_t lens[2 * 64];      /* the lengths of the first 64 fields */
+    apr_size_t len = 0;
     h2_hchunk *c;
+    char *p;
+    int i, n = a? a->nelts : 0;
 
-    if (t) {
-        apr_table_do(field_len, &fc, t, NULL);
+    for (i = 0; i < n; ++i) {
+        if (e[i].key && e[i].val) {
+            apr_size_t nl = strlen(e[i].key), vl = strlen(e[i].val);
+            if (i < 64) {
+                lens[2*i] = (apr_uint32_t)nl;
+                lens[2*i+1] = (apr_uint32_t)vl;
+            }
+            len += FIELD_HDR + nl + vl;
+        }
     }
-    c = h2_hpool_get(hp, type, fc.len);
+    c = h2_hpool_get(hp, type, len);
     c->status = status;
-    fc.p = c->data;
-    if (t) {
-        apr_table_do(field_copy, &fc, t, NULL);
+    p = c->data;
+    for (i = 0; i < n; ++i) {
+        const char *v;
+        apr_uint32_t nl, vl;
+        apr_size_t vlen;
+
+        if (!e[i].key || !e[i].val) {
+            continue;
+        }
+        nl = (i < 64)? lens[2*i] : (apr_uint32_t)strlen(e[i].key);
+        v = e[i].val;
+        vlen = (i < 64)? lens[2*i+1] : strlen(v);
+        if (!h2_hdr_out_field(e[i].key, nl, p + FIELD_HDR, &v, &vlen)) {
+            continue;
+        }
+        vl = (apr_uint32_t)vlen;
+        memcpy(p, &nl, 4);
+        memcpy(p + 4, &vl, 4);
+        memcpy(p + FIELD_HDR + nl, v, vl);
+        p += FIELD_HDR + nl + vl;
+        c->nfields++;
     }
-    c->end = fc.len;
+    c->end = (apr_size_t)(p - c->data);
     return c;
 }
 
@@ -226,13 +260,13 @@ int h2_hchunk_fields_do(const h2_hchunk *c, h2_hfield_cb *cb, void *ctx)
 {
     const char *p = c->data, *end = c->data + c->end;
     while (p < end) {
-        apr_size_t nl = strlen(p);
-        const char *v = p + nl + 1;
-        apr_size_t vl = strlen(v);
-        if (!cb(ctx, p, nl, v, vl)) {
+        apr_uint32_t nl, vl;
+        memcpy(&nl, p, 4);
+        memcpy(&vl, p + 4, 4);
+        if (!cb(ctx, p + FIELD_HDR, nl, p + FIELD_HDR + nl, vl)) {
             return 0;
         }
-        p = v + vl + 1;
+        p += FIELD_HDR + nl + vl;
     }
     return 1;
 }

@@ -18,19 +18,27 @@
 
 #include "h2_headers_check.h"
 
-/* RFC 9110 tchar, lowercase only: HTTP/2 field names must be lowercase. */
-static const unsigned char tchar_lc[256] = {
-    ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
-    ['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
-    ['`'] = 1, ['|'] = 1, ['~'] = 1,
-    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
-    ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
-    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
-    ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
-    ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
-    ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
-    ['y'] = 1, ['z'] = 1,
+/* RFC 9110 tchar, mapped to its lowercase form; 0 for anything else.
+ * HTTP/2 field names must be lowercase: a name is valid when every byte
+ * maps to itself. */
+#define TC(c) [c] = c
+#define UC(c) [c] = (c) + ('a' - 'A')
+static const unsigned char tchar_lower[256] = {
+    TC('!'), TC('#'), TC('$'), TC('%'), TC('&'), TC('\''), TC('*'), TC('+'),
+    TC('-'), TC('.'), TC('^'), TC('_'), TC('`'), TC('|'), TC('~'),
+    TC('0'), TC('1'), TC('2'), TC('3'), TC('4'), TC('5'), TC('6'), TC('7'),
+    TC('8'), TC('9'),
+    TC('a'), TC('b'), TC('c'), TC('d'), TC('e'), TC('f'), TC('g'), TC('h'),
+    TC('i'), TC('j'), TC('k'), TC('l'), TC('m'), TC('n'), TC('o'), TC('p'),
+    TC('q'), TC('r'), TC('s'), TC('t'), TC('u'), TC('v'), TC('w'), TC('x'),
+    TC('y'), TC('z'),
+    UC('A'), UC('B'), UC('C'), UC('D'), UC('E'), UC('F'), UC('G'), UC('H'),
+    UC('I'), UC('J'), UC('K'), UC('L'), UC('M'), UC('N'), UC('O'), UC('P'),
+    UC('Q'), UC('R'), UC('S'), UC('T'), UC('U'), UC('V'), UC('W'), UC('X'),
+    UC('Y'), UC('Z'),
 };
+#undef TC
+#undef UC
 
 #define IS_NAME(n, nl, lit) ((nl) == sizeof(lit) - 1 && !memcmp((n), (lit), (nl)))
 
@@ -42,8 +50,8 @@ static int token_valid(const char *s, apr_size_t len, int upper_ok)
         return 0;
     }
     for (i = 0; i < len; ++i) {
-        unsigned char ch = (unsigned char)s[i];
-        if (!tchar_lc[ch] && !(upper_ok && ch >= 'A' && ch <= 'Z')) {
+        unsigned char ch = (unsigned char)s[i], lc = tchar_lower[ch];
+        if (lc != ch && !(upper_ok && lc)) {
             return 0;
         }
     }
@@ -57,18 +65,14 @@ int h2_hdr_name_valid(const char *name, apr_size_t nlen)
 
 int h2_hdr_value_valid(const char *value, apr_size_t vlen)
 {
-    apr_size_t i;
     if (vlen > 0 && (value[0] == ' ' || value[0] == '\t'
                      || value[vlen-1] == ' ' || value[vlen-1] == '\t')) {
         return 0;
     }
-    for (i = 0; i < vlen; ++i) {
-        unsigned char ch = (unsigned char)value[i];
-        if (ch == 0 || ch == '\r' || ch == '\n') {
-            return 0;
-        }
-    }
-    return 1;
+    /* libc's memchr looks at many bytes per instruction; values can be
+     * long and every request and response has several */
+    return !(memchr(value, '\n', vlen) || memchr(value, '\r', vlen)
+             || memchr(value, 0, vlen));
 }
 
 int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen)
@@ -78,6 +82,41 @@ int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen)
         || IS_NAME(name, nlen, "proxy-connection")
         || IS_NAME(name, nlen, "transfer-encoding")
         || IS_NAME(name, nlen, "upgrade");
+}
+
+int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
+                     const char **value, apr_size_t *vlen)
+{
+    const char *v = *value;
+    apr_size_t i, vl = *vlen;
+
+    if (nlen == 0) {
+        return 0;
+    }
+    /* one pass: lowercase and check, no locale lookups */
+    for (i = 0; i < nlen; ++i) {
+        unsigned char lc = tchar_lower[(unsigned char)name[i]];
+        if (!lc) {
+            return 0;
+        }
+        lname[i] = (char)lc;
+    }
+    if (h2_hdr_is_connection_specific(lname, nlen)) {
+        return 0;
+    }
+    /* handlers may leave blanks around values; HTTP/2 forbids them */
+    while (vl > 0 && (v[0] == ' ' || v[0] == '\t')) {
+        ++v; --vl;
+    }
+    while (vl > 0 && (v[vl-1] == ' ' || v[vl-1] == '\t')) {
+        --vl;
+    }
+    if (!h2_hdr_value_valid(v, vl)) {
+        return 0;
+    }
+    *value = v;
+    *vlen = vl;
+    return 1;
 }
 
 void h2_req_head_init(h2_req_head *h, apr_pool_t *p, const h2_hdr_limits *lim)

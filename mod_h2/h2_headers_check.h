@@ -91,6 +91,13 @@ int h2_hdr_value_valid(const char *value, apr_size_t vlen);
 /* 1 when the field is connection-specific and forbidden in HTTP/2. */
 int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen);
 
+/* Prepare a response field for HTTP/2: write name (nlen bytes) lowercased
+ * to lname and trim blanks around *value (*vlen bytes). Returns 0 when the
+ * field cannot go out in HTTP/2 (invalid name or value, connection-specific
+ * field); lname's content is undefined then. */
+int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
+                     const char **value, apr_size_t *vlen);
+
 /* 1 when the error is better answered with an HTTP status than a reset:
  * the request is well-formed but beyond our limits. Its status in *pstatus. */
 int h2_hdr_result_as_status(h2_hdr_result res, int *pstatus);

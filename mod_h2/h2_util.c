@@ -34,39 +34,16 @@ const char *h2_util_error_str(uint32_t code)
 }
 
 typedef struct {
-    apr_pool_t *p;
     nghttp2_nv *nv;
-    size_t n, cap;
+    size_t n;
 } nv_ctx;
 
 static int add_nv(void *ctx, const char *name, apr_size_t nlen,
                   const char *value, apr_size_t vlen)
 {
     nv_ctx *x = ctx;
-    char *lname;
-    apr_size_t i;
-
-    if (x->n >= x->cap) {
-        return 0;
-    }
-    lname = apr_pstrmemdup(x->p, name, nlen);
-    for (i = 0; i < nlen; ++i) {
-        lname[i] = (char)apr_tolower(lname[i]);
-    }
-    if (!h2_hdr_name_valid(lname, nlen) || h2_hdr_is_connection_specific(lname, nlen)) {
-        return 1;
-    }
-    /* handlers may leave whitespace around values; HTTP/2 forbids it */
-    while (vlen > 0 && (value[0] == ' ' || value[0] == '\t')) {
-        ++value; --vlen;
-    }
-    while (vlen > 0 && (value[vlen-1] == ' ' || value[vlen-1] == '\t')) {
-        --vlen;
-    }
-    if (!h2_hdr_value_valid(value, vlen)) {
-        return 1;
-    }
-    x->nv[x->n].name = (uint8_t *)lname;
+    /* the worker stored them ready to go: lowercase, checked, trimmed */
+    x->nv[x->n].name = (uint8_t *)name;
     x->nv[x->n].namelen = nlen;
     x->nv[x->n].value = (uint8_t *)value;
     x->nv[x->n].valuelen = vlen;
@@ -80,21 +57,18 @@ apr_status_t h2_util_chunk_to_nv(const h2_hchunk *c, apr_pool_t *p,
                                  int with_status)
 {
     nv_ctx x;
-    apr_size_t nfields = 0;
-    const char *d = c->data, *end = c->data + c->end;
 
-    /* each field is two NUL terminated strings */
-    for (; d < end; ++d) {
-        if (!*d) ++nfields;
-    }
-    x.p = p;
-    x.cap = nfields / 2 + 1;
-    x.nv = apr_palloc(p, x.cap * sizeof(nghttp2_nv));
+    x.nv = apr_palloc(p, (c->nfields + 1) * sizeof(nghttp2_nv));
     x.n = 0;
     if (with_status) {
-        char *st = apr_itoa(p, c->status);
-        x.nv[0] = (nghttp2_nv){ (uint8_t *)":status", (uint8_t *)st, 7,
-                                strlen(st), NGHTTP2_NV_FLAG_NONE };
+        char *st = apr_palloc(p, 4);
+        int code = (c->status >= 100 && c->status <= 999)? c->status : 500;
+        st[0] = (char)('0' + code / 100);
+        st[1] = (char)('0' + code / 10 % 10);
+        st[2] = (char)('0' + code % 10);
+        st[3] = 0;
+        x.nv[0] = (nghttp2_nv){ (uint8_t *)":status", (uint8_t *)st, 7, 3,
+                                NGHTTP2_NV_FLAG_NONE };
         x.n = 1;
     }
     h2_hchunk_fields_do(c, add_nv, &x);

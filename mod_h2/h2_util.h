@@ -27,8 +27,8 @@ void h2_util_thread_name(const char *name);
 const char *h2_util_error_str(uint32_t code);
 
 /* Turn a HEADERS/INTERIM/TRAILERS chunk into nghttp2 name/value pairs in
- * pool p: names lowercased, connection-specific and invalid fields left
- * out, ":status" first when with_status. */
+ * pool p, pointing into the chunk (h2_hchunk_fields prepared the fields),
+ * ":status" first when with_status. */
 apr_status_t h2_util_chunk_to_nv(const h2_hchunk *c, apr_pool_t *p,
                                  nghttp2_nv **pnv, size_t *pnvlen,
                                  int with_status);

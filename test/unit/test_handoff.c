@@ -34,13 +34,15 @@ static int count_fields(void *ctx, const char *n, apr_size_t nl,
 int main(void)
 {
     apr_pool_t *pool;
-    h2_hpool hp = { NULL, 0, 4 };
+    h2_hpool hp;
     h2_hqueue q = { NULL, NULL, 0 }, q2 = { NULL, NULL, 0 };
     static char data[40000];
     apr_size_t i, total = 0;
     h2_hchunk *c;
     apr_table_t *t, *back;
 
+    memset(&hp, 0, sizeof(hp));
+    hp.max_free = 4;
     apr_initialize();
     apr_pool_create(&pool, NULL);
     for (i = 0; i < sizeof(data); ++i) data[i] = (char)(i * 7);
@@ -72,24 +74,61 @@ int main(void)
     CHECK(q2.mem == sizeof(data) + H2_HCHUNK_FILE_COST);
     h2_hqueue_clear(&q2, &hp);
     CHECK(q2.first == NULL && q2.mem == 0);
-    CHECK(hp.nfree <= 4);                  /* recycled, but bounded */
+    CHECK(hp.nclass[H2_HCLASSES - 1] <= 4);  /* recycled, but bounded */
     h2_hpool_trim(&hp, 0);
-    CHECK(hp.nfree == 0 && hp.free == NULL);
+    CHECK(hp.nfree == 0 && hp.free[H2_HCLASSES - 1] == NULL);
 
     t = apr_table_make(pool, 4);
     apr_table_add(t, "Content-Type", "text/plain");
     apr_table_add(t, "Set-Cookie", "a=1");
     apr_table_add(t, "Set-Cookie", "b=2");
     apr_table_add(t, "X-Empty", "");
+    apr_table_add(t, "X-Padded", " \tv w\t ");
+    apr_table_add(t, "Connection", "close");
+    apr_table_add(t, "Keep-Alive", "timeout=5");
+    apr_table_add(t, "Bad Name", "x");
+    apr_table_add(t, "X-Split", "a\r\nb");
     c = h2_hchunk_fields(&hp, H2_HC_HEADERS, 200, t);
     CHECK(c->status == 200);
+    CHECK(c->nfields == 5);
     back = apr_table_make(pool, 4);
     h2_hchunk_fields_do(c, count_fields, back);
-    CHECK(apr_table_elts(back)->nelts == 4);
-    CHECK(!strcmp(apr_table_get(back, "Content-Type"), "text/plain"));
-    CHECK(!strcmp(apr_table_get(back, "X-Empty"), ""));
+    CHECK(apr_table_elts(back)->nelts == 5);
+    /* names come back lowercase, values trimmed, the rest left out */
+    CHECK(!strcmp(((apr_table_entry_t *)apr_table_elts(back)->elts)[0].key,
+                  "content-type"));
+    CHECK(!strcmp(apr_table_get(back, "content-type"), "text/plain"));
+    CHECK(!strcmp(apr_table_get(back, "x-empty"), ""));
+    CHECK(!strcmp(apr_table_get(back, "x-padded"), "v w"));
+    CHECK(apr_table_get(back, "connection") == NULL);
+    CHECK(apr_table_get(back, "keep-alive") == NULL);
+    CHECK(apr_table_get(back, "bad name") == NULL);
+    CHECK(apr_table_get(back, "x-split") == NULL);
     h2_hpool_put(&hp, c);
+    c = h2_hchunk_fields(&hp, H2_HC_TRAILERS, 0, NULL);
+    CHECK(c->nfields == 0 && c->end == 0);
+    h2_hpool_put(&hp, c);
+
+    /* small chunks come in size classes and are recycled per class */
+    c = h2_hpool_get(&hp, H2_HC_EOS, 0);
+    CHECK(c->cap == 0);
+    h2_hpool_put(&hp, c);
+    CHECK(h2_hpool_get(&hp, H2_HC_EOS, 0) == c);
+    h2_hpool_put(&hp, c);
+    c = h2_hpool_get(&hp, H2_HC_HEADERS, 700);
+    CHECK(c->cap == 1024);
+    h2_hpool_put(&hp, c);
+    CHECK(h2_hpool_get(&hp, H2_HC_DATA, 1000) == c);
+    h2_hpool_put(&hp, c);
+    c = h2_hpool_get(&hp, H2_HC_DATA, 3000);
+    CHECK(c->cap == 4096);
+    h2_hpool_put(&hp, c);
+    c = h2_hpool_get(&hp, H2_HC_HEADERS, 40000);   /* too big for a class */
+    CHECK(c->cap == 40000);
+    h2_hpool_put(&hp, c);
+    CHECK(hp.nfree == 3);
     h2_hpool_trim(&hp, 0);
+    CHECK(hp.nfree == 0);
 
     apr_pool_destroy(pool);
     apr_terminate();

@@ -256,6 +256,40 @@ static void test_trailers_refuse_pseudo_headers(void)
     CHECK(!strcmp(apr_table_get(t, "x-checksum"), "abc"));
 }
 
+static int out_field(const char *name, const char *value, char *lname,
+                     const char **v, apr_size_t *vl)
+{
+    *v = value;
+    *vl = strlen(value);
+    return h2_hdr_out_field(name, strlen(name), lname, v, vl);
+}
+
+static void test_response_fields_go_out_lowercase_and_trimmed(void)
+{
+    char lname[64];
+    const char *v;
+    apr_size_t vl;
+
+    CHECK(out_field("Content-Type", "text/html", lname, &v, &vl));
+    CHECK(!memcmp(lname, "content-type", 12));
+    CHECK(vl == 9 && !memcmp(v, "text/html", 9));
+    CHECK(out_field("X-A", " \t1 2 \t", lname, &v, &vl));
+    CHECK(!memcmp(lname, "x-a", 3) && vl == 3 && !memcmp(v, "1 2", 3));
+    CHECK(out_field("X-Empty", "", lname, &v, &vl) && vl == 0);
+    CHECK(out_field("X-Blank", "   ", lname, &v, &vl) && vl == 0);
+    /* what HTTP/2 cannot carry is left out */
+    CHECK(!out_field("Connection", "close", lname, &v, &vl));
+    CHECK(!out_field("Transfer-Encoding", "chunked", lname, &v, &vl));
+    CHECK(!out_field("UPGRADE", "h2c", lname, &v, &vl));
+    CHECK(!out_field("Proxy-Connection", "x", lname, &v, &vl));
+    CHECK(!out_field("Keep-Alive", "timeout=5", lname, &v, &vl));
+    CHECK(!out_field("", "x", lname, &v, &vl));
+    CHECK(!out_field("Bad Name", "x", lname, &v, &vl));
+    CHECK(!out_field("Bad:Name", "x", lname, &v, &vl));
+    CHECK(!out_field("X-Split", "a\r\nb", lname, &v, &vl));
+    CHECK(!out_field("X-Lf", "a\nb", lname, &v, &vl));
+}
+
 int main(void)
 {
     apr_initialize();
@@ -274,6 +308,7 @@ int main(void)
     test_limits_answer_with_status();
     test_decoded_block_size_is_bounded();
     test_trailers_refuse_pseudo_headers();
+    test_response_fields_go_out_lowercase_and_trimmed();
     apr_pool_destroy(pool);
     apr_terminate();
     return unit_done("test_headers_check");
