@@ -1563,6 +1563,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     apr_int64_t conn_win;
     int rv;
 
+    h2_c2_note_conn_thread();
     /* The session lives in the connection's pool: a pool of its own would
      * cost an 8 KB node per connection for a few hundred bytes. Nothing
      * grows in it per stream; streams have pools of their own. */
