@@ -173,8 +173,10 @@ int h2_c1_process_connection(conn_rec *c)
     ctx = h2_c1_ctx_get(c, 0);
     if (ctx && ctx->session) {
         /* resumed by the MPM */
-        if (h2_c1_idle_unpark(ctx->session)) {
-            h2_session_goodbye(ctx->session, "idle timeout");
+        int woken = h2_c1_idle_unpark(ctx->session);
+        if (woken) {
+            h2_session_goodbye(ctx->session, woken == H2_IDLE_STOPPING?
+                               "server shutting down" : "idle timeout");
             c->keepalive = AP_CONN_CLOSE;
             if (c->cs) c->cs->state = CONN_STATE_LINGER;
             return DONE;

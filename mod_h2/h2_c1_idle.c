@@ -51,7 +51,7 @@ static void unlink_locked(h2_session *s)
 static void wake_locked(h2_session *s)
 {
     apr_socket_t *sock = ap_get_conn_socket(s->c1);
-    s->idle_expired = 1;
+    s->idle_expired = idle.stopping? H2_IDLE_STOPPING : H2_IDLE_EXPIRED;
     unlink_locked(s);
     if (sock) {
         apr_socket_shutdown(sock, APR_SHUTDOWN_READ);
@@ -130,7 +130,8 @@ void h2_c1_idle_park(h2_session *s)
     s->idle_deadline = apr_time_now() + s->keepalive_timeout;
     s->idle_expired = 0;
     if (idle.stopping) {
-        s->idle_expired = 1;    /* no need to wait: come straight back */
+        /* no need to wait: come straight back */
+        s->idle_expired = H2_IDLE_STOPPING;
     }
     else {
         s->idle_prev = NULL;

@@ -32,8 +32,12 @@ apr_status_t h2_c1_idle_child_init(apr_pool_t *pchild, server_rec *s);
 /* The session goes to wait in the MPM now. */
 void h2_c1_idle_park(struct h2_session *session);
 
-/* The session is back (or going away). Returns 1 if it was woken because
- * its idle time is over or the child stops: it should close. */
+/* Why a parked session was woken: it should then say goodbye and close. */
+#define H2_IDLE_EXPIRED  1    /* its KeepAliveTimeout is over */
+#define H2_IDLE_STOPPING 2    /* the child stops */
+
+/* The session is back (or going away). Returns 0 if the MPM handed it
+ * back for input, else H2_IDLE_EXPIRED or H2_IDLE_STOPPING. */
 int h2_c1_idle_unpark(struct h2_session *session);
 
 /* The child is stopping: on a restart or an ungraceful stop, wake all

@@ -14,6 +14,8 @@
  */
 #include <unistd.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <apr_strings.h>
 #include <apr_portable.h>
 #include <apr_atomic.h>
@@ -79,6 +81,36 @@ static c2_shell *shells;
 static int nshells;
 static module *mpm_module;
 static ap_filter_rec_t *c2_in_handle, *c2_out_handle;
+
+/* The signal mask of the MPM's connection threads, for the processes our
+ * workers start. A worker thread keeps (nearly) all signals blocked: under
+ * prefork it was started from child_init, while the MPM had them blocked,
+ * and it must not take the child's SIGTERM away from the main thread. A
+ * CGI forked from a worker would keep that mask across exec: then the
+ * SIGTERM with which a request's cleanup ends its script does nothing, APR
+ * waits 3 s before it sends SIGKILL, and a prefork child being stopped
+ * waits for that and more (AH00045, AH00046). Over HTTP/1.1 the script
+ * gets the connection thread's mask; it gets the same one over HTTP/2. */
+static sigset_t conn_sigmask;
+static apr_uint32_t conn_sigmask_state;   /* 0 unknown, 1 being set, 2 set */
+static __thread int in_worker;
+
+static void c2_after_fork_in_child(void)
+{
+    /* only async-signal-safe calls here: this runs between fork and exec */
+    if (in_worker && conn_sigmask_state == 2) {
+        pthread_sigmask(SIG_SETMASK, &conn_sigmask, NULL);
+    }
+}
+
+void h2_c2_note_conn_thread(void)
+{
+    if (apr_atomic_read32(&conn_sigmask_state) == 0
+        && apr_atomic_cas32(&conn_sigmask_state, 1, 0) == 0) {
+        pthread_sigmask(SIG_BLOCK, NULL, &conn_sigmask);
+        apr_atomic_set32(&conn_sigmask_state, 2);
+    }
+}
 
 static h2_c2_ctx *c2_ctx(const conn_rec *c)
 {
@@ -662,6 +694,7 @@ static void c2_process(h2_worker *wk, h2_stream *stream)
     h2_c2_ctx *ctx;
     int aborted;
 
+    in_worker = 1;
     apr_thread_mutex_lock(s->mutex);
     stream->worker = wk;
     aborted = stream->aborted;
@@ -743,6 +776,9 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
     mpm_module = ap_find_linked_module(apr_pstrcat(pchild, ap_show_mpm(), ".c", NULL));
     h2_config_workers(s, &minw, &maxw, &idle);
     apr_pool_cleanup_register(pchild, NULL, shells_cleanup, apr_pool_cleanup_null);
+    /* a child process never unloads us; glibc drops the handler with the
+     * module should it ever be unloaded */
+    pthread_atfork(NULL, NULL, c2_after_fork_in_child);
     workers = h2_workers_create(s, pchild, minw, maxw, idle, c2_process);
     return APR_SUCCESS;
 }

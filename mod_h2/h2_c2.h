@@ -27,6 +27,10 @@ struct h2_stream;
 /* Child init: worker pool and caches. */
 apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s);
 
+/* Call from an MPM thread that serves a connection: processes that
+ * requests start from worker threads get this thread's signal mask. */
+void h2_c2_note_conn_thread(void);
+
 /* Hand n streams to the workers. */
 void h2_c2_schedule(struct h2_stream **streams, int n);
 

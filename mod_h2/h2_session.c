@@ -1082,7 +1082,7 @@ void h2_session_stream_done(h2_session *s, h2_stream *stream)
     stream->worker_waits = 0;
     s->n_processing--;
     h2_session_stream_ready_locked(s, stream, H2_WAKE_SOFT);
-    if (s->n_processing == 0 && s->tearing_down) {
+    if (s->n_processing == 0 && s->tearing_down && s->done_cond) {
         apr_thread_cond_broadcast(s->done_cond);
     }
     apr_thread_mutex_unlock(s->mutex);
@@ -1427,8 +1427,20 @@ static apr_status_t session_teardown(void *data)
         }
     }
     apr_thread_mutex_lock(s->mutex);
-    while (s->n_processing > 0) {
-        apr_thread_cond_wait(s->done_cond, s->mutex);
+    if (s->done_cond) {
+        while (s->n_processing > 0) {
+            apr_thread_cond_wait(s->done_cond, s->mutex);
+        }
+    }
+    else {
+        /* prefork: see h2_session_create */
+        apr_interval_time_t pause = apr_time_from_msec(1);
+        while (s->n_processing > 0) {
+            apr_thread_mutex_unlock(s->mutex);
+            apr_sleep(pause);
+            if (pause < apr_time_from_msec(16)) pause *= 2;
+            apr_thread_mutex_lock(s->mutex);
+        }
     }
     apr_thread_mutex_unlock(s->mutex);
     purge_streams(s);
@@ -1566,6 +1578,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     apr_int64_t conn_win;
     int rv;
 
+    h2_c2_note_conn_thread();
     /* The session lives in the connection's pool: a pool of its own would
      * cost an 8 KB node per connection for a few hundred bytes. Nothing
      * grows in it per stream; streams have pools of their own. */
@@ -1595,6 +1608,15 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
         ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
         s->max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
                             : (maxw / 2 > 1? maxw / 2 : 1);
+        /* A prefork child exits from its SIGTERM handler, which runs in
+         * the connection thread, wherever that is, and destroys the pools
+         * from there. Should the thread wait on a condition variable in
+         * session_teardown then, destroying that variable waits for the
+         * interrupted waiter, i.e. forever, and the child hangs until the
+         * parent's SIGKILL. There teardown polls for its workers instead. */
+        if (threaded != AP_MPMQ_NOT_SUPPORTED) {
+            apr_thread_cond_create(&s->done_cond, pool);
+        }
     }
     s->keepalive_timeout = s->s->keep_alive_timeout;
     /* the same limits httpd applies to HTTP/1.1 request heads */
@@ -1608,7 +1630,6 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     }
 
     apr_thread_mutex_create(&s->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
-    apr_thread_cond_create(&s->done_cond, pool);
     s->hpool.max_free = 32;
     s->c2_free = apr_array_make(pool, 8, sizeof(conn_rec *));
     h2_c1_io_init(&s->io, c, s->s, s->is_tls);

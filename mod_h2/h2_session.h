@@ -109,7 +109,8 @@ struct h2_session {
 
     /* shared with workers, under mutex */
     apr_thread_mutex_t *mutex;
-    apr_thread_cond_t *done_cond;   /* workers finished, at teardown */
+    apr_thread_cond_t *done_cond;   /* workers finished, at teardown;
+                                     * NULL under prefork */
     h2_hpool hpool;
     struct h2_stream *ready_first, *ready_last;
     int c1_polling;

@@ -5,6 +5,7 @@ import hashlib
 
 import pytest
 
+from h2client import install_cgi
 from h2env import SIZED_FILES
 
 H2_WAYS = ["h2", "h2c"]
@@ -65,3 +66,27 @@ def test_post_body_is_echoed_over_http11(env):
     r = env.get("http1", "/cgi-bin/echo.py", "--data-binary", "hello")
     assert r.status_line == "HTTP/1.1 200 OK"
     assert r.body == b"hello"
+
+
+CGI_SIGNALS = """\
+import sys
+fields = dict(line.split(":", 1) for line in open("/proc/self/status")
+              if line.startswith(("SigBlk", "SigIgn")))
+sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\n")
+sys.stdout.write("blocked=%s ignored=%s\\n" % (fields["SigBlk"].strip(),
+                                             fields["SigIgn"].strip()))
+"""
+
+
+@pytest.mark.h2
+@pytest.mark.parametrize("how", H2_WAYS)
+def test_cgi_blocks_and_ignores_the_same_signals_as_over_http11(env, how):
+    # A script that does not get the signals it would get over HTTP/1.1
+    # misses its alarms, and ignores the SIGTERM with which httpd ends it
+    # after a request (until the SIGKILL that follows 3 s later).
+    install_cgi(env, "signals.py", CGI_SIGNALS)
+    r1 = env.get("http1", "/cgi-bin/signals.py")
+    assert r1.status == 200, r1
+    r2 = env.get(how, "/cgi-bin/signals.py")
+    assert r2.status_line == "HTTP/2 200", r2
+    assert r2.body == r1.body
