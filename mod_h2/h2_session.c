@@ -1337,6 +1337,7 @@ apr_status_t h2_session_process(h2_session *s, int may_return)
             apr_thread_mutex_lock(s->mutex);
             h2_hpool_trim(&s->hpool, 0);
             apr_thread_mutex_unlock(s->mutex);
+            h2_ngmem_trim(&s->ngmem);
             h2_c1_io_idle(&s->io);
             if (may_return) {
                 return APR_EAGAIN;
@@ -1453,6 +1454,7 @@ static apr_status_t session_teardown(void *data)
         nghttp2_session_del(s->ngh);
         s->ngh = NULL;
     }
+    h2_ngmem_trim(&s->ngmem);
     h2_hqueue_clear(&s->sent_chunks, &s->hpool);
     h2_hpool_trim(&s->hpool, 0);
     /* whatever was not written is lost with the connection anyway */
@@ -1641,7 +1643,8 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     nghttp2_option_set_max_outbound_ack(opt, 1000);
     nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
     nghttp2_option_set_max_continuations(opt, 8);
-    rv = nghttp2_session_server_new2(&s->ngh, cbs, s, opt);
+    h2_ngmem_init(&s->ngmem, 32);
+    rv = nghttp2_session_server_new3(&s->ngh, cbs, s, opt, &s->ngmem.mem);
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cbs);
     if (rv != 0) {

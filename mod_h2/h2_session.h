@@ -23,6 +23,7 @@
 
 #include "h2_c1_io.h"
 #include "h2_handoff.h"
+#include "h2_ngmem.h"
 #include "h2_headers_check.h"
 
 struct h2_stream;
@@ -59,6 +60,7 @@ struct h2_session {
     server_rec *s;
     apr_pool_t *pool;
     nghttp2_session *ngh;
+    h2_ngmem ngmem;                /* nghttp2's memory, recycled */
     h2_session_state state;
     h2_c1_io io;
     int is_tls;
