@@ -821,6 +821,6 @@ void h2_c2_register_hooks(void)
                                             AP_FTYPE_NETWORK);
     c2_out_handle = ap_register_output_filter("H2_C2_OUT", c2_out_filter, NULL,
                                               AP_FTYPE_NETWORK);
-    ap_register_output_filter("H2_RESPONSE", h2_response_filter, NULL,
-                              AP_FTYPE_PROTOCOL);
+    h2_response_filter_handle = ap_register_output_filter(
+        "H2_RESPONSE", h2_response_filter, NULL, AP_FTYPE_PROTOCOL);
 }

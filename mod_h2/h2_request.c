@@ -20,6 +20,7 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include <util_filter.h>
+#include <mod_core.h>
 
 #include "h2.h"
 #include "h2_config.h"
@@ -27,28 +28,53 @@
 #include "h2_session.h"
 #include "h2_stream.h"
 #include "h2_request.h"
+#include "h2_response.h"
 
 APLOG_USE_MODULE(h2);
 
-/* HTTP/2 responses are framed by h2: no HTTP/1.1 head formatting. */
+/* HTTP/2 responses are framed by h2: no HTTP/1.1 head formatting. Both
+ * filters are found by their registration, not by name: this runs for
+ * every request. */
 static void setup_filters(request_rec *r)
 {
-    ap_remove_output_filter_byhandle(r->output_filters, "HTTP_HEADER");
-    ap_add_output_filter("H2_RESPONSE", NULL, r, r->connection);
+    ap_filter_t *f;
+    for (f = r->output_filters; f && f != r->connection->output_filters;
+         f = f->next) {
+        if (f->frec == ap_http_header_filter_handle) {
+            ap_remove_output_filter(f);
+            break;
+        }
+    }
+    ap_add_output_filter_handle(h2_response_filter_handle, NULL, r, r->connection);
+}
+
+/* Decimal digits of v, written backwards ending at end; returns the start. */
+static char *digits_before(char *end, unsigned long v)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
 }
 
 static void setup_env(request_rec *r, struct h2_stream *stream)
 {
     apr_table_t *e = r->subprocess_env;
     conn_rec *c1 = r->connection->master;
+    /* "<connection id>-<stream id>"; the stream id is its tail */
+    char *buf = apr_palloc(r->pool, 48), *end = buf + 47, *sid, *tag;
 
+    *end = 0;
+    sid = digits_before(end, (unsigned long)stream->id);
+    tag = digits_before(sid - 1, (unsigned long)c1->id);
+    sid[-1] = '-';
     apr_table_setn(e, "HTTP2", "on");
     apr_table_setn(e, "H2PUSH", "off");
     apr_table_setn(e, "H2_PUSH", "off");
     apr_table_setn(e, "H2_PUSHED", "");
-    apr_table_setn(e, "H2_STREAM_ID", apr_itoa(r->pool, stream->id));
-    apr_table_setn(e, "H2_STREAM_TAG",
-                   apr_psprintf(r->pool, "%ld-%d", c1->id, stream->id));
+    apr_table_setn(e, "H2_STREAM_ID", sid);
+    apr_table_setn(e, "H2_STREAM_TAG", tag);
 }
 
 void h2_request_run(conn_rec *c2, h2_stream *stream, request_rec **pr)

@@ -26,6 +26,8 @@
 
 APLOG_USE_MODULE(h2);
 
+ap_filter_rec_t *h2_response_filter_handle;
+
 static apr_status_t resp_read(apr_bucket *b, const char **str, apr_size_t *len,
                               apr_read_type_e block)
 {

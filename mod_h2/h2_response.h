@@ -43,6 +43,9 @@ apr_bucket *h2_bucket_resp_create(apr_bucket_alloc_t *list, h2_hchunk_type type,
 /* The H2_RESPONSE protocol output filter. */
 apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb);
 
+/* The filter's registration, for adding it without a lookup by name. */
+extern ap_filter_rec_t *h2_response_filter_handle;
+
 /* Parse an HTTP/1.1 interim response as ap_send_interim_response() writes
  * it ("HTTP/1.1 103 ...\r\nName: value\r\n\r\n"). 1 on success. */
 int h2_response_parse_interim(apr_pool_t *p, const char *text, apr_size_t len,

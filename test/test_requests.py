@@ -297,6 +297,9 @@ def test_cgi_env_has_http2_variables_and_stream_id(env, how):
             assert "SERVER_PROTOCOL=HTTP/2.0" in lines
             assert "HTTP2=on" in lines
             assert "H2_STREAM_ID=%d" % sid in lines
+            assert "H2PUSH=off" in lines and "H2_PUSH=off" in lines
+            tags = [l for l in lines if l.startswith("H2_STREAM_TAG=")]
+            assert len(tags) == 1 and re.fullmatch(r"H2_STREAM_TAG=\d+-%d" % sid, tags[0])
             assert ("HTTPS=on" in lines) == (how == "h2")
 
 
