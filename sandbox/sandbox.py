@@ -178,6 +178,37 @@ def pid_alive(pid):
         return False
 
 
+def listen_inodes(ports):
+    """Inodes of the sockets listening on 127.0.0.1 at the given ports."""
+    want = set("0100007F:%04X" % p for p in ports)
+    out = set()
+    try:
+        with open("/proc/net/tcp") as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and fields[1] in want:
+                    out.add(fields[9])
+    except OSError:
+        pass
+    return out
+
+
+def socket_inodes(pid):
+    """Inodes of the sockets process pid has open (empty once it exited)."""
+    out = set()
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                out.add(link[8:-1])
+    except OSError:
+        pass
+    return out
+
+
 class SandboxError(Exception):
     pass
 
@@ -699,6 +730,7 @@ IncludeOptional "{r}/conf.d/*.conf"
         if rc != 0:
             raise SandboxError("httpd config test failed:\n" + out)
         gen_marker = self.log_size()
+        old_children = self.child_pids()
         r = subprocess.run(self.httpd_cmd("-k", "graceful"), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         if r.returncode != 0:
@@ -710,6 +742,29 @@ IncludeOptional "{r}/conf.d/*.conf"
                 break
             time.sleep(0.1)
         self.wait_ready(timeout)
+        # Children of the old generation keep accepting until they notice
+        # the restart; a client connecting meanwhile meets the old config
+        # (or its GOAWAY). Wait until none of them holds a listening socket.
+        while time.time() < deadline:
+            listening = listen_inodes([self.http_port, self.https_port])
+            if not any(listening & socket_inodes(p) for p in old_children):
+                break
+            time.sleep(0.05)
+
+    def child_pids(self):
+        ppid = self.pid()
+        out = []
+        if not ppid:
+            return out
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open("/proc/%s/stat" % d) as f:
+                        if int(f.read().rsplit(")", 1)[1].split()[1]) == ppid:
+                            out.append(int(d))
+                except (OSError, IndexError, ValueError):
+                    continue
+        return out
 
     # ------------------------------------------------------------ logs
     def log_size(self):
