@@ -237,6 +237,10 @@ def test_clients_vanishing_mid_upload_occupy_no_worker_and_no_memory(env, how):
     # connections a second (MaxRequestWorkers 100), at level error
     env.ignore_log(r"AH10159: server is within MinSpareThreads of MaxRequestWorkers")
     env.ignore_log(r"AH00484: server reached MaxRequestWorkers setting")
+    # mod_cgid gives a script 3 s to exit after SIGTERM; on a machine loaded
+    # far beyond its cores a starting interpreter can take longer (seen at
+    # load 27 on 2 cores). That the scripts end is asserted below.
+    env.ignore_log(r"AH01259: CGI process \d+ didn't exit, sending SIGKILL")
     mark_dir = env.path("tmp", "upload-marks")
     os.makedirs(mark_dir, exist_ok=True)
     os.chmod(mark_dir, 0o777)
