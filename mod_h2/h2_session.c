@@ -29,6 +29,7 @@
 #include "h2_c1_idle.h"
 #include "h2_c2.h"
 #include "h2_handoff.h"
+#include "h2_c1_wait.h"
 #include "h2_protocol.h"
 #include "h2_session.h"
 #include "h2_stream.h"
@@ -1041,7 +1042,7 @@ static void wake_c1_locked(h2_session *s)
 {
     if (s->c1_polling && !s->wakeup_sent) {
         s->wakeup_sent = 1;
-        apr_pollset_wakeup(s->pollset);
+        h2_c1_waiter_wake(s->waiter);
     }
 }
 
@@ -1185,32 +1186,13 @@ static apr_status_t send_output(h2_session *s, int *progress)
     return APR_SUCCESS;
 }
 
-static apr_status_t ensure_pollset(h2_session *s)
-{
-    apr_status_t rv;
-    if (s->pollset) {
-        return APR_SUCCESS;
-    }
-    rv = apr_pollset_create(&s->pollset, 2, s->pool,
-                            APR_POLLSET_WAKEABLE | APR_POLLSET_NOCOPY);
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    memset(&s->sock_pfd, 0, sizeof(s->sock_pfd));
-    s->sock_pfd.p = s->pool;
-    s->sock_pfd.desc_type = APR_POLL_SOCKET;
-    s->sock_pfd.desc.s = ap_get_conn_socket(s->c1);
-    s->sock_pfd.reqevents = APR_POLLIN;
-    return apr_pollset_add(s->pollset, &s->sock_pfd);
-}
-
 /* Sleep until the client sends something or a worker has news. */
 static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
 {
-    apr_int32_t n;
-    const apr_pollfd_t *results;
+    h2_c1_waiter *w = h2_c1_waiter_get();
+    int woken;
 
-    if (ensure_pollset(s) != APR_SUCCESS) {
+    if (!w) {
         apr_sleep(apr_time_from_msec(1));
         return;
     }
@@ -1219,22 +1201,29 @@ static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
         apr_thread_mutex_unlock(s->mutex);
         return;
     }
-    s->c1_polling = 1;
-    s->wakeup_sent = 0;
     if (s->wake_deferred && s->n_queued == 0) {
         s->wake_deferred = 0;
-        s->c1_polling = 0;
         apr_thread_mutex_unlock(s->mutex);
         return;
     }
-    apr_thread_mutex_unlock(s->mutex);
-
-    apr_pollset_poll(s->pollset, timeout, &n, &results);
-
-    apr_thread_mutex_lock(s->mutex);
-    s->c1_polling = 0;
+    s->waiter = w;
+    s->c1_polling = 1;
     s->wakeup_sent = 0;
     apr_thread_mutex_unlock(s->mutex);
+
+    h2_c1_waiter_wait(w, ap_get_conn_socket(s->c1), timeout);
+
+    apr_thread_mutex_lock(s->mutex);
+    woken = s->wakeup_sent;
+    s->c1_polling = 0;
+    s->wakeup_sent = 0;
+    s->waiter = NULL;
+    apr_thread_mutex_unlock(s->mutex);
+    if (woken) {
+        /* the socket ended the wait, a wakeup came on top: the thread's
+         * next wait (maybe for another connection) must not see it */
+        h2_c1_waiter_drain(w);
+    }
 }
 
 static void shutdown_graceful(h2_session *s, const char *why)

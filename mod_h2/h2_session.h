@@ -86,8 +86,6 @@ struct h2_session {
     struct h2_stream *sent_first;   /* sent data since last sync */
     struct h2_stream *purge;        /* closed, to be freed next round */
     h2_hqueue sent_chunks;          /* consumed, to be freed after flush */
-    apr_pollset_t *pollset;
-    apr_pollfd_t sock_pfd;
     int goaway_sent;
     int settings_patched;           /* our limit is in the SETTINGS sent */
     int output_closed;              /* last frame written, nothing may follow */
@@ -117,6 +115,7 @@ struct h2_session {
     struct h2_stream *ready_first, *ready_last;
     int c1_polling;
     int wakeup_sent;
+    struct h2_c1_waiter *waiter;    /* the connection thread's, while polling */
     int n_processing;
     int n_queued;                   /* of those, not yet taken by a worker */
     int wake_deferred;              /* a soft wake waits for n_queued == 0 */

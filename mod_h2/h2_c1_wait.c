@@ -1,0 +1,129 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <fcntl.h>
+#if defined(__linux__)
+#include <sys/eventfd.h>
+#endif
+#include <apr_portable.h>
+
+#include "h2_c1_wait.h"
+
+struct h2_c1_waiter {
+    int rfd, wfd;     /* the same eventfd on Linux, a pipe's ends elsewhere */
+};
+
+static pthread_key_t waiter_key;
+static pthread_once_t waiter_once = PTHREAD_ONCE_INIT;
+
+static void waiter_free(void *data)
+{
+    h2_c1_waiter *w = data;
+    close(w->rfd);
+    if (w->wfd != w->rfd) {
+        close(w->wfd);
+    }
+    free(w);
+}
+
+static void waiter_key_init(void)
+{
+    pthread_key_create(&waiter_key, waiter_free);
+}
+
+h2_c1_waiter *h2_c1_waiter_get(void)
+{
+    h2_c1_waiter *w;
+
+    pthread_once(&waiter_once, waiter_key_init);
+    w = pthread_getspecific(waiter_key);
+    if (w) {
+        return w;
+    }
+    w = malloc(sizeof(*w));
+    if (!w) {
+        return NULL;
+    }
+#if defined(__linux__)
+    w->rfd = w->wfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->rfd < 0) {
+        free(w);
+        return NULL;
+    }
+#else
+    {
+        int fds[2];
+        if (pipe(fds) != 0) {
+            free(w);
+            return NULL;
+        }
+        fcntl(fds[0], F_SETFL, O_NONBLOCK);
+        fcntl(fds[1], F_SETFL, O_NONBLOCK);
+        fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+        fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+        w->rfd = fds[0];
+        w->wfd = fds[1];
+    }
+#endif
+    if (pthread_setspecific(waiter_key, w) != 0) {
+        waiter_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void h2_c1_waiter_drain(h2_c1_waiter *w)
+{
+    char buf[64];
+    while (read(w->rfd, buf, sizeof(buf)) > 0) {
+        /* the eventfd is empty after one read, a pipe maybe not */
+    }
+}
+
+void h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
+                       apr_interval_time_t timeout)
+{
+    struct pollfd pfd[2];
+    apr_os_sock_t fd;
+    int ms = (timeout < 0)? -1 : (int)((timeout + 999) / 1000);
+
+    if (apr_os_sock_get(&fd, sock) != APR_SUCCESS) {
+        return;
+    }
+    pfd[0].fd = fd;
+    pfd[0].events = POLLIN;
+    pfd[1].fd = w->rfd;
+    pfd[1].events = POLLIN;
+    pfd[0].revents = pfd[1].revents = 0;
+    if (poll(pfd, 2, ms) > 0 && (pfd[1].revents & POLLIN)) {
+        h2_c1_waiter_drain(w);
+    }
+}
+
+void h2_c1_waiter_wake(h2_c1_waiter *w)
+{
+#if defined(__linux__)
+    uint64_t one = 1;
+    ssize_t n = write(w->wfd, &one, sizeof(one));
+#else
+    char one = 1;
+    ssize_t n = write(w->wfd, &one, 1);
+#endif
+    (void)n;   /* full means a wakeup is pending already */
+}

@@ -1,0 +1,43 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_C1_WAIT_H
+#define H2_C1_WAIT_H
+
+#include <apr_network_io.h>
+#include <apr_time.h>
+
+/* How a connection thread sleeps while its streams are with the workers:
+ * until the client sends something or a worker wakes it. The wakeup fd
+ * belongs to the thread, not to the connection: a thread serves one
+ * connection at a time, and an idle connection (often most of them) then
+ * costs no epoll instance, no wakeup pipe and none of their pool memory. */
+
+typedef struct h2_c1_waiter h2_c1_waiter;
+
+/* The calling thread's waiter, made on first use; NULL if that failed. */
+h2_c1_waiter *h2_c1_waiter_get(void);
+
+/* Sleep until sock is readable, h2_c1_waiter_wake() was called or timeout
+ * passed. A wakeup that came before the call ends it at once. */
+void h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
+                       apr_interval_time_t timeout);
+
+/* Wake the thread sleeping in (or about to enter) h2_c1_waiter_wait(). */
+void h2_c1_waiter_wake(h2_c1_waiter *w);
+
+/* Forget a wakeup that was not needed after all. */
+void h2_c1_waiter_drain(h2_c1_waiter *w);
+
+#endif
