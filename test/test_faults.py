@@ -339,7 +339,7 @@ class Conn(RawConn):
         self.sums[sid][1].update(data)
         if flags & END_STREAM:
             self.ended.add(sid)
-        if payload:
+        if payload and self.auto_window:
             out.append(window_update_frame(0, len(payload)))
             if not flags & END_STREAM:
                 out.append(window_update_frame(sid, len(payload)))
@@ -554,7 +554,7 @@ def test_child_killed_by_sigkill_costs_only_its_connections(env, how):
         # connections until two children hold some (each connection waits
         # for its SETTINGS, so that the child has accepted it)
         owner = {}
-        for _ in range(40):
+        for _ in range(150):
             c = Conn(env, how)
             conns.append(c)
             assert c.wait(lambda: c.server_settings, 10)
@@ -564,10 +564,18 @@ def test_child_killed_by_sigkill_costs_only_its_connections(env, how):
         assert len(set(owner.values())) >= 2, "all connections on one child"
         victim = owner[conns[0]]
         before = set(httpd_children(env))
-        # a download in flight on every connection
-        big = {c: c.get("/10m.txt") for c in conns}
+        # a download in flight on every connection: the client grants a
+        # window of 512 KiB only, so that it stays in flight until the
+        # kill, however fast the server is
+        grant = 512 * 1024
+        big = {}
         for c in conns:
-            assert c.wait(lambda: c.sums[big[c]][0] >= 256 * 1024, 10), c.answer()
+            c.auto_window = False
+            big[c] = c.get("/10m.txt")
+            c.send(window_update_frame(0, grant - 65535)
+                   + window_update_frame(big[c], grant - 65535))
+        for c in conns:
+            assert c.wait(lambda: c.sums[big[c]][0] >= grant, 10), c.answer()
         env.ignore_log(r"AH00052: child pid %d exit signal Killed \(9\)" % victim)
         os.kill(victim, signal.SIGKILL)
         large = (10 * 1024 * 1024, sha(env.docroot_file("10m.txt")))
@@ -578,6 +586,8 @@ def test_child_killed_by_sigkill_costs_only_its_connections(env, how):
             assert c.wait_closed(10), c.answer()
             assert c.goaways == [] and big[c] not in c.ended, c.answer()
         for c in kept:
+            c.auto_window = True
+            c.send(window_update_frame(0, large[0]) + window_update_frame(big[c], large[0]))
             assert c.wait(lambda: c.stream_done(big[c]), 30), c.answer()
             assert c.status(big[c]) == 200 and big[c] in c.ended
             assert c.body(big[c]) == large
