@@ -51,7 +51,7 @@ static int token_valid(const char *s, apr_size_t len, int upper_ok)
     }
     for (i = 0; i < len; ++i) {
         unsigned char ch = (unsigned char)s[i], lc = tchar_lower[ch];
-        if (lc != ch && !(upper_ok && lc)) {
+        if (!lc || (lc != ch && !upper_ok)) {
             return 0;
         }
     }

@@ -64,7 +64,14 @@ static void test_names_must_be_lowercase_tokens(void)
     CHECK(ADD(&h, "x:y", "x") == H2_HDR_ERR_NAME);
     basic_request(&h);
     CHECK(h2_req_head_add(&h, "", 0, "x", 1) == H2_HDR_ERR_NAME);
+    basic_request(&h);
+    CHECK(h2_req_head_add(&h, "x\0y", 3, "x", 1) == H2_HDR_ERR_NAME);
+    basic_request(&h);
+    CHECK(h2_req_head_add(&h, "\0", 1, "x", 1) == H2_HDR_ERR_NAME);
+    basic_request(&h);
+    CHECK(h2_req_head_add(&h, "x\x80", 2, "x", 1) == H2_HDR_ERR_NAME);
     CHECK(h2_hdr_name_valid("x-custom_1.a~b", 14));
+    CHECK(!h2_hdr_name_valid("a\0", 2));
 }
 
 static void test_values_reject_cr_lf_nul_and_edge_whitespace(void)
@@ -288,6 +295,8 @@ static void test_response_fields_go_out_lowercase_and_trimmed(void)
     CHECK(!out_field("Bad:Name", "x", lname, &v, &vl));
     CHECK(!out_field("X-Split", "a\r\nb", lname, &v, &vl));
     CHECK(!out_field("X-Lf", "a\nb", lname, &v, &vl));
+    v = "x"; vl = 1;
+    CHECK(!h2_hdr_out_field("a\0b", 3, lname, &v, &vl));
 }
 
 int main(void)
