@@ -61,6 +61,7 @@ struct h2_stream {
     int has_body_in;               /* request has a body */
     int scheduled;                 /* a worker will process it */
     int fault_counted;             /* counted toward H2MaxStreamErrors */
+    apr_off_t in_received;         /* DATA payload received, all of it */
     h2_stream *next_new;           /* ready to be scheduled */
     h2_stream *next_sent;          /* sent data since the last sync */
     int in_sent_list;

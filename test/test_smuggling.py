@@ -96,6 +96,7 @@ CASES = {
     "path-with-space": lambda p, a, s: pseudo(p + " HTTP/1.1", a, s),
     "content-length-more-data": ("POST", [("content-length", "5")], b"0123456789"),
     "content-length-less-data": ("POST", [("content-length", "10")], b"01234"),
+    "content-length-no-data": ("POST", [("content-length", "5")], None),
 }
 
 
