@@ -242,6 +242,21 @@ def analyze(res):
              "anon_maps": [first[pid].get("anon_maps"), last[pid].get("anon_maps")],
              "threads": [first[pid].get("threads"), last[pid].get("threads")]}
             for pid in sorted(set(first) & set(last))]
+        mid = (ref["t"] + end["t"]) / 2.0
+        for p in an["per_process"]:
+            pts = [(x["t"], q.get("rss_anon_kb", 0)) for x in soak for q in x["procs"]
+                   if q["pid"] == p["pid"]]
+            p["anon_trend_kb_per_min"] = [slope([(t, v) for t, v in pts if lo <= t <= hi])
+                                          for lo, hi in ((ref["t"], mid), (mid, end["t"]))]
+        # growth rate (least squares, kB/min) in each half of the soak: a
+        # leak keeps its rate, allocator/arena high-water growth flattens
+        an["trend_kb_per_min"] = {}
+        for k in ("rss_kb", "rss_anon_kb"):
+            an["trend_kb_per_min"][k] = [slope([(x["t"], x[k]) for x in soak if lo <= x["t"] <= hi])
+                                         for lo, hi in ((ref["t"], mid), (mid, end["t"]))]
+        idle = [x for x in samples if x["phase"] == "idle after"]
+        if idle:
+            an["idle_after"] = {k: idle[-1][k] for k in ("rss_kb", "pss_kb", "rss_anon_kb", "t")}
     # child processes that came or went during the run
     seen, events, prev = {}, [], None
     for s in samples:
@@ -289,6 +304,15 @@ def analyze(res):
     an["reasons"] = reasons
     res["analysis"] = an
     return an
+
+
+def slope(pts):
+    if len(pts) < 2:
+        return None
+    n = float(len(pts))
+    mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
+    d = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / d * 60 if d else None
 
 
 # ---------------------------------------------------------------- report
@@ -360,6 +384,21 @@ def write_report(res):
             L.append("| %s | %s | %s | %s (%.0f s) | **%.3f** | %.3f |" % (
                 label, mb(a["after_warm_up"]), mb(a["end"]), mb(a["max"]), a["max_t"],
                 a["ratio_end"], a["ratio_max"]))
+        tr = an.get("trend_kb_per_min", {})
+        if tr:
+            f = lambda v: "%+.0f" % v if v is not None else "n/a"  # noqa: E731
+            L += ["", "Growth rate (least-squares slope over the samples, kB/min), first "
+                  "half → second half of the soak: RSS %s → %s, RSS anon %s → %s (a "
+                  "leak keeps its rate; allocator high-water growth flattens out)." % (
+                      f(tr["rss_kb"][0]), f(tr["rss_kb"][1]),
+                      f(tr["rss_anon_kb"][0]), f(tr["rss_anon_kb"][1]))]
+        ia = an.get("idle_after")
+        if ia:
+            L += ["", "After the load (t = %.0f s, connections closed): RSS %s MB (%.3f of "
+                  "after warm-up), Pss %s MB, RSS anon %s MB (%.3f)." % (
+                      ia["t"], mb(ia["rss_kb"]), ia["rss_kb"] / an["rss_kb"]["after_warm_up"],
+                      mb(ia["pss_kb"]), mb(ia["rss_anon_kb"]),
+                      ia["rss_anon_kb"] / an["rss_anon_kb"]["after_warm_up"])]
         L += ["", "Processes during the soak: %s (children: %s); %d child process(es) "
               "seen over the whole run; server CPU during the soak: %s cores." % (
                   "/".join(map(str, an["n_procs"])), "/".join(map(str, an["n_children"])),
@@ -370,13 +409,16 @@ def write_report(res):
                 "t=%.0f s %s" % (e["t"], e["event"]) for e in an["child_events"]) + ".")
         L += ["", "Per process, after warm-up → end (MB; heap = `[heap]`, anon maps = "
               "anonymous mappings, from smaps):", "",
-              "| pid | role | RSS | RSS anon | heap | anon maps | threads |",
-              "|---|---|---|---|---|---|---|"]
+              "| pid | role | RSS | RSS anon | RSS anon kB/min (1st → 2nd half) | heap "
+              "| anon maps | threads |",
+              "|---|---|---|---|---|---|---|---|"]
         for p in an["per_process"]:
             def pair(v, f=mb):
                 return "%s → %s" % (f(v[0]), f(v[1])) if v[0] is not None else ""
-            L.append("| %d | %s | %s | %s | %s | %s | %s |" % (
+            tr = p.get("anon_trend_kb_per_min") or [None, None]
+            L.append("| %d | %s | %s | %s | %s | %s | %s | %s |" % (
                 p["pid"], p["role"], pair(p["rss_kb"]), pair(p["rss_anon_kb"]),
+                " → ".join("%+.0f" % v if v is not None else "n/a" for v in tr),
                 pair(p["heap_kb"]), pair(p["anon_maps"], str), pair(p["threads"], str)))
     L += ["", "### Over time", "",
           "| t s | phase | procs | threads | RSS MB | Pss MB | RSS anon MB "
