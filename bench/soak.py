@@ -332,6 +332,11 @@ def write_report(res):
          "## Verdict: **%s**" % an["verdict"], ""]
     if an["reasons"]:
         L += ["- " + r for r in an["reasons"]] + [""]
+    if res.get("warm_up_secs", 60) < 60:
+        L += ["Note: a warm-up of %d s ends while the children are still growing to "
+              "their working size (about a minute under this load), so the memory "
+              "ratio of this run is not meaningful; use the default 60 s." %
+              res["warm_up_secs"], ""]
     rss = an.get("rss_kb")
     L += ["Criteria: zero failed requests (h2load failed + errored + timeout + non-2xx) "
           "and end RSS within ±%d%% of the RSS after the warm-up; also no crashed "
