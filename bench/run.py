@@ -48,7 +48,8 @@ from sandbox import Sandbox, SandboxError, SIZED_FILES, HTTPD_BIN, port_open  # 
 # port bases: http = base+80, https = base+443; extra vhosts on base+81
 # (EnableSendfile on) and base+444 (H2TLSWarmUpSize 0)
 PORTS = {"ours": 46000, "stock": 46200, "nghttpd": 46400,
-         "cg-ours": 46600, "cg-stock": 46700}
+         "cg-ours": 46600, "cg-stock": 46700,
+         "soak": 47000}     # bench/soak.py
 
 H2LOAD = shutil.which("h2load") or "/usr/bin/h2load"
 NGHTTPD = shutil.which("nghttpd") or "/usr/sbin/nghttpd"
@@ -240,6 +241,16 @@ class NghttpdInstance:
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
 
+def threads_conf(threads_per_child):
+    """Event MPM settings for ThreadsPerChild N and 4 x N workers ("" for
+    the sandbox's 4 x 25)."""
+    if not threads_per_child:
+        return ""
+    return ("<IfModule mpm_event_module>\nThreadLimit {t}\nThreadsPerChild {t}\n"
+            "MaxRequestWorkers {w}\n</IfModule>\n").format(
+                t=threads_per_child, w=4 * threads_per_child)
+
+
 def wait_port(port, timeout):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -281,22 +292,39 @@ def proc_counters(pids):
     return {"cpu": cpu, "vcsw": vol, "nvcsw": nonvol}
 
 
+def proc_memory(pid):
+    """Memory of one process in kB from /proc/<pid>/status and
+    smaps_rollup (VmRSS, its anon/file/shmem parts, VmData, Pss, Pss_Anon,
+    threads); None if the process is gone."""
+    keys = {"VmRSS:": "rss_kb", "RssAnon:": "rss_anon_kb", "RssFile:": "rss_file_kb",
+            "RssShmem:": "rss_shmem_kb", "VmData:": "vm_data_kb", "Threads:": "threads"}
+    res = {"pid": pid}
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                k = line.split(None, 1)[0] if line.strip() else ""
+                if k in keys:
+                    res[keys[k]] = int(line.split()[1])
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    res["pss_kb"] = int(line.split()[1])
+                elif line.startswith("Pss_Anon:"):
+                    res["pss_anon_kb"] = int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return res
+
+
 def memory_of(pids):
     rss = pss = threads = 0
     for pid in pids:
-        try:
-            with open("/proc/%d/status" % pid) as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        rss += int(line.split()[1])
-                    elif line.startswith("Threads:"):
-                        threads += int(line.split()[1])
-            with open("/proc/%d/smaps_rollup" % pid) as f:
-                for line in f:
-                    if line.startswith("Pss:"):
-                        pss += int(line.split()[1])
-        except OSError:
+        m = proc_memory(pid)
+        if m is None:
             continue
+        rss += m.get("rss_kb", 0)
+        pss += m.get("pss_kb", 0)
+        threads += m.get("threads", 0)
     return {"rss_kb": rss, "pss_kb": pss, "procs": len(pids), "threads": threads}
 
 
@@ -323,24 +351,34 @@ def h2load(url, n, c, m, t=2, h1=False, timeout=60, extra=()):
         out = (e.stdout or b"").decode(errors="replace")
         res["output_tail"] = out[-500:]
         return res
+    if parse_h2load(out, res, p.returncode):
+        res["missing"] = n - res["s2xx"]
+    return res
+
+
+def parse_h2load(out, res, returncode=0):
+    """Fill `res` from h2load's summary; False (and res["error"]) if the
+    output has no summary."""
     mm = re.search(r"finished in (\S+), ([\d.]+) req/s", out)
     mr = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
                    r"(\d+) failed, (\d+) errored, (\d+) timeout", out)
     ms = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
     if not (mm and mr and ms):
-        res["error"] = "unparsable h2load output (rc %d)" % p.returncode
+        res["error"] = "unparsable h2load output (rc %d)" % returncode
         res["output_tail"] = out[-500:]
-        return res
+        return False
     res["secs"] = parse_duration(mm.group(1))
     res["rps"] = float(mm.group(2))
     (res["total"], res["started"], res["done"], res["succeeded"], res["failed"],
      res["errored"], res["timeout"]) = [int(x) for x in mr.groups()]
     res["s2xx"] = int(ms.group(1))
     res["non2xx"] = sum(int(x) for x in ms.groups()[1:])
-    res["missing"] = n - res["s2xx"]
+    mt = re.search(r"traffic: [\d.]+\w+ \((\d+)\) total", out)
+    if mt:
+        res["traffic_bytes"] = int(mt.group(1))
     mp = re.search(r"Application protocol: (\S+)", out)
     res["proto"] = mp.group(1) if mp else None
-    return res
+    return True
 
 
 def summary(values):
@@ -1077,6 +1115,24 @@ def svg_plot(series, ms, path):
 
 
 # ---------------------------------------------------------------- main
+def run_info(stamp):
+    """The header of a result file: commit, module build time, machine,
+    tool versions."""
+    git = subprocess.run(["git", "-C", REPO_DIR, "log", "-1", "--format=%h %s"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().strip()
+    so = os.path.join(REPO_DIR, "mod_h2", ".libs", "mod_h2.so")
+    so_time = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(so))) \
+        if os.path.exists(so) else None
+    return {"timestamp": stamp, "git": git, "mod_h2_so_mtime": so_time,
+            "machine": {"nproc": os.cpu_count(), "uname": " ".join(os.uname()),
+                        "loadavg_start": open("/proc/loadavg").read().split()[:3]},
+            "versions": {
+                "h2load": subprocess.run([H2LOAD, "--version"], stdout=subprocess.PIPE
+                                         ).stdout.decode().strip(),
+                "httpd": subprocess.run([HTTPD_BIN, "-v"], stdout=subprocess.PIPE
+                                        ).stdout.decode().splitlines()[0]}}
+
+
 def write_report(results):
     """Markdown + plot + JSON for one run (also used by --report)."""
     stamp = results["timestamp"]
@@ -1174,28 +1230,13 @@ def main():
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + (
         "-" + cfg.tag if cfg.tag else "") + ("-quick" if cfg.quick else "")
-    git = subprocess.run(["git", "-C", REPO_DIR, "log", "-1", "--format=%h %s"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().strip()
-    so = os.path.join(REPO_DIR, "mod_h2", ".libs", "mod_h2.so")
-    so_time = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(so))) \
-        if os.path.exists(so) else None
-    results = {"timestamp": stamp, "git": git, "mod_h2_so_mtime": so_time, "quick": cfg.quick, "rounds": cfg.rounds,
-               "machine": {"nproc": os.cpu_count(), "uname": " ".join(os.uname()),
-                           "loadavg_start": open("/proc/loadavg").read().split()[:3]},
-               "versions": {
-                   "h2load": subprocess.run([H2LOAD, "--version"], stdout=subprocess.PIPE
-                                            ).stdout.decode().strip(),
-                   "httpd": subprocess.run([HTTPD_BIN, "-v"], stdout=subprocess.PIPE
-                                           ).stdout.decode().splitlines()[0]}}
+    results = dict(run_info(stamp), quick=cfg.quick, rounds=cfg.rounds)
     t0 = time.time()
     try:
         servers = {}
         if scen & {1, 2, 4}:
-            mpm_conf = ""
-            if cfg.threads_per_child:
-                mpm_conf = ("<IfModule mpm_event_module>\nThreadLimit {t}\nThreadsPerChild {t}\n"
-                            "MaxRequestWorkers {w}\n</IfModule>\n").format(
-                                t=cfg.threads_per_child, w=4 * cfg.threads_per_child)
+            mpm_conf = threads_conf(cfg.threads_per_child)
+            if mpm_conf:
                 results["mpm_conf"] = mpm_conf
             for key in ("ours", "stock"):
                 inst = HttpdInstance(key, key, mpm_conf)
