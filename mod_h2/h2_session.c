@@ -114,10 +114,12 @@ static void transit(h2_session *s, h2_session_event ev)
     }
     if (n != old) {
         s->state = n;
-        ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
-                      "h2_session(%ld): %s -[%s]-> %s (%d open, %d in workers)",
-                      s->c1->id, h2_session_state_str(old), ev_str(ev),
-                      h2_session_state_str(n), s->open_streams, s->n_processing);
+        if (APLOGctrace1(s->c1)) {   /* runs several times per request */
+            ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
+                          "h2_session(%ld): %s -[%s]-> %s (%d open, %d in workers)",
+                          s->c1->id, h2_session_state_str(old), ev_str(ev),
+                          h2_session_state_str(n), s->open_streams, s->n_processing);
+        }
     }
 }
 

@@ -112,11 +112,13 @@ void h2_stream_transit(h2_stream *stream, h2_stream_event ev)
     }
     if (nstate != old) {
         stream->state = nstate;
-        ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, stream->session->c1,
-                      "h2_stream(%ld-%d): %s -[%s]-> %s",
-                      stream->session->c1->id, stream->id,
-                      h2_stream_state_str(old), ev_str(ev),
-                      h2_stream_state_str(nstate));
+        if (APLOGctrace1(stream->session->c1)) {   /* runs 4x per stream */
+            ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, stream->session->c1,
+                          "h2_stream(%ld-%d): %s -[%s]-> %s",
+                          stream->session->c1->id, stream->id,
+                          h2_stream_state_str(old), ev_str(ev),
+                          h2_stream_state_str(nstate));
+        }
     }
 }
 
