@@ -1606,7 +1606,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
 
     apr_thread_mutex_create(&s->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
     apr_thread_cond_create(&s->done_cond, pool);
-    s->hpool.max_free = 32;
+    s->hpool.max_free = h2_util_cache_max(32, H2_HCHUNK_SIZE);
     s->c2_free = apr_array_make(pool, 8, sizeof(conn_rec *));
     h2_c1_io_init(&s->io, c, s->s, s->is_tls);
 
