@@ -800,21 +800,26 @@ MaxMemFree 1
         rc, out = self.configtest()
         if rc != 0:
             raise SandboxError("httpd config test failed:\n" + out)
+        marker = self.log_size()
         r = subprocess.run(self.launcher() + self.httpd_cmd("-k", "start"),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            stdin=subprocess.DEVNULL, env=self.httpd_env())
         if r.returncode != 0:
             raise SandboxError("httpd -k start failed (%d):\n%s\n%s" % (
                 r.returncode, r.stdout.decode(errors="replace"), self.log_tail()))
-        self.wait_ready(timeout)
+        self.wait_ready(timeout, marker)
 
-    def wait_ready(self, timeout=None):
+    def wait_ready(self, timeout=None, log_marker=None):
         timeout = timeout or 20 * self.slow
         deadline = time.time() + timeout
         while time.time() < deadline:
             if (self.is_running() and port_open(self.http_port)
                     and port_open(self.https_port)):
                 return
+            if (log_marker is not None and "AH00072" in self.log_since(log_marker)
+                    and not self.is_running()):
+                raise SandboxError("httpd exited, a port was in use (Address already "
+                                   "in use)\n%s" % self.log_tail())
             time.sleep(0.1)
         raise SandboxError("httpd did not come up on ports %d/%d within %ds\n%s" % (
             self.http_port, self.https_port, timeout, self.log_tail()))
@@ -863,10 +868,40 @@ MaxMemFree 1
         timeout = timeout or 20 * self.slow
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if "resuming normal operations" in self.log_since(gen_marker):
+            log = self.log_since(gen_marker)
+            if "resuming normal operations" in log:
                 break
+            if "AH00072" in log and not self.is_running():
+                # A port that a snippet adds (e.g. base+81) lies in the
+                # kernel's ephemeral range, and a client socket held it for
+                # a moment: the new generation could not bind it, and httpd
+                # exited. Start again with the same configuration.
+                return self.start_retrying_bind()
             time.sleep(0.1)
         self.wait_ready(timeout)
+
+    def start_retrying_bind(self, attempts=20):
+        """start(), again for a while when a port is in use for a moment
+        (AH00072 "could not bind": our ports lie in the ephemeral range)."""
+        try:
+            with open(self.pid_file) as f:
+                old = int(f.read().strip())
+        except (OSError, ValueError):
+            old = None
+        deadline = time.time() + 10 * self.slow
+        # the exiting parent (`-k start` takes even its zombie for a running
+        # server) and the children of the failed generation
+        while time.time() < deadline and (
+                (old and os.path.exists("/proc/%d" % old))
+                or port_open(self.http_port) or port_open(self.https_port)):
+            time.sleep(0.1)
+        for attempt in range(attempts):
+            try:
+                return self.start()
+            except SandboxError as e:
+                if "Address already in use" not in str(e) or attempt == attempts - 1:
+                    raise
+                time.sleep(1)
 
     # ------------------------------------------------------------ logs
     def log_size(self):
