@@ -28,6 +28,7 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c1_io.h"
+#include "h2_util.h"
 
 APLOG_USE_MODULE(h2);
 
@@ -82,10 +83,13 @@ static struct {
     apr_thread_mutex_t *mutex;
     void *free[2][H2_IO_ARENA_CACHE];   /* [0] cleartext, [1] TLS sizes */
     int nfree[2];
+    int keep[2];                        /* at most this many (MaxMemFree) */
 } arenas;
 
 apr_status_t h2_c1_io_child_init(apr_pool_t *pchild)
 {
+    arenas.keep[0] = h2_util_cache_max(H2_IO_ARENA_CACHE, H2_IO_ARENA);
+    arenas.keep[1] = h2_util_cache_max(H2_IO_ARENA_CACHE, H2_IO_ARENA_TLS);
     return apr_thread_mutex_create(&arenas.mutex, APR_THREAD_MUTEX_DEFAULT, pchild);
 }
 
@@ -111,7 +115,7 @@ static void arena_put(h2_c1_io *io, char *buf)
     int k = io->is_tls? 1 : 0;
     if (arenas.mutex) {
         apr_thread_mutex_lock(arenas.mutex);
-        if (arenas.nfree[k] < H2_IO_ARENA_CACHE) {
+        if (arenas.nfree[k] < arenas.keep[k]) {
             arenas.free[k][arenas.nfree[k]++] = buf;
             buf = NULL;
         }

@@ -37,6 +37,7 @@
 #include "h2_response.h"
 #include "h2_session.h"
 #include "h2_stream.h"
+#include "h2_util.h"
 #include "h2_workers.h"
 
 APLOG_USE_MODULE(h2);
@@ -46,8 +47,10 @@ extern module AP_MODULE_DECLARE_DATA h2_module;
 #define H2_FILE_DUP_MIN (16 * 1024)
 /* Memory a secondary connection's allocator keeps between requests. */
 #define H2_C2_MAX_FREE (64 * 1024)
-/* Idle secondary connection shells kept per child. */
+/* Idle secondary connection shells kept per child, and what one holds at
+ * least: its cleared pool keeps its first block. */
 #define H2_SHELLS_MAX 128
+#define H2_SHELL_SIZE (8 * 1024)
 /* Items gathered from a brigade before they go to the stream in one lock. */
 #define H2_OUT_BATCH 32
 
@@ -78,7 +81,7 @@ static apr_uint32_t c2_ids;
 static apr_socket_t *dummy_socket;
 static apr_thread_mutex_t *shells_mutex;
 static c2_shell *shells;
-static int nshells;
+static int nshells, shells_keep;
 static module *mpm_module;
 static ap_filter_rec_t *c2_in_handle, *c2_out_handle;
 
@@ -132,7 +135,7 @@ static c2_shell *shell_get(void)
         sh = calloc(1, sizeof(*sh));
         if (!sh) abort();
         apr_allocator_create(&sh->allocator);
-        apr_allocator_max_free_set(sh->allocator, H2_C2_MAX_FREE);
+        apr_allocator_max_free_set(sh->allocator, h2_util_max_free(H2_C2_MAX_FREE));
         apr_pool_create_unmanaged_ex(&sh->pool, NULL, sh->allocator);
         apr_allocator_owner_set(sh->allocator, sh->pool);
         apr_pool_tag(sh->pool, "h2_c2");
@@ -145,7 +148,7 @@ static void shell_put(c2_shell *sh)
 {
     apr_pool_clear(sh->pool);
     apr_thread_mutex_lock(shells_mutex);
-    if (nshells < H2_SHELLS_MAX) {
+    if (nshells < shells_keep) {
         sh->next = shells;
         shells = sh;
         nshells++;
@@ -766,6 +769,7 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
     if (rv != APR_SUCCESS) {
         return rv;
     }
+    shells_keep = h2_util_cache_max(H2_SHELLS_MAX, H2_SHELL_SIZE);
     rv = apr_socket_create(&dummy_socket, APR_INET, SOCK_STREAM, APR_PROTO_TCP,
                            pchild);
     if (rv != APR_SUCCESS) {

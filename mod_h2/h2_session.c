@@ -1653,7 +1653,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     }
 
     apr_thread_mutex_create(&s->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
-    s->hpool.max_free = 32;
+    s->hpool.max_free = h2_util_cache_max(32, H2_HCHUNK_SIZE);
     s->c2_free = apr_array_make(pool, 8, sizeof(conn_rec *));
     h2_c1_io_init(&s->io, c, s->s, s->is_tls);
 
@@ -1668,7 +1668,8 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
      * this file (content-length, trailers); nghttp2 doing it again cost
      * 1.4k instructions per request. */
     nghttp2_option_set_no_http_messaging(opt, 1);
-    h2_ngmem_init(&s->ngmem, 32);
+    /* MaxMemFree bounds this cache like the others */
+    h2_ngmem_init(&s->ngmem, h2_util_cache_max(32, 4096));
     rv = nghttp2_session_server_new3(&s->ngh, cbs, s, opt, &s->ngmem.mem);
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cbs);

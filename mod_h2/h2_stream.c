@@ -18,6 +18,7 @@
 #include "h2.h"
 #include "h2_session.h"
 #include "h2_stream.h"
+#include "h2_util.h"
 
 APLOG_USE_MODULE(h2);
 
@@ -62,7 +63,7 @@ apr_status_t h2_stream_child_init(apr_pool_t *pchild)
         return rv;
     }
     apr_allocator_mutex_set(stream_allocator, mutex);
-    apr_allocator_max_free_set(stream_allocator, 2 * 1024 * 1024);
+    apr_allocator_max_free_set(stream_allocator, h2_util_max_free(2 * 1024 * 1024));
     return APR_SUCCESS;
 }
 

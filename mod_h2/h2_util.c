@@ -14,6 +14,9 @@
  */
 #include <apr_strings.h>
 #include <apr_lib.h>
+#include <apr_allocator.h>
+#include <httpd.h>
+#include <mpm_common.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
 #endif
@@ -21,6 +24,27 @@
 #include "h2.h"
 #include "h2_headers_check.h"
 #include "h2_util.h"
+
+apr_size_t h2_util_max_free(apr_size_t dflt)
+{
+    apr_size_t max = ap_max_mem_free;   /* 0: MaxMemFree not set */
+
+    if (max == APR_ALLOCATOR_MAX_FREE_UNLIMITED) {
+        return dflt;
+    }
+    return (dflt == APR_ALLOCATOR_MAX_FREE_UNLIMITED || max < dflt)? max : dflt;
+}
+
+int h2_util_cache_max(int max, apr_size_t size)
+{
+    apr_size_t bound = ap_max_mem_free;
+
+    if (bound == APR_ALLOCATOR_MAX_FREE_UNLIMITED || size == 0
+        || bound / size >= (apr_size_t)max) {
+        return max;
+    }
+    return (int)(bound / size);
+}
 
 const char *h2_util_error_str(uint32_t code)
 {

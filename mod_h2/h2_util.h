@@ -19,6 +19,17 @@
 #include <nghttp2/nghttp2.h>
 #include "h2_handoff.h"
 
+/* What an allocator of ours keeps of the memory freed into it: `dflt`
+ * (0 = all of it), or less when httpd's MaxMemFree says so: that directive
+ * bounds every allocator of a child, ours included. */
+apr_size_t h2_util_max_free(apr_size_t dflt);
+
+/* How many freed items of `size` bytes a cache of ours keeps: `max`, or
+ * fewer so that they stay within MaxMemFree when that is set. With
+ * `MaxMemFree 1` (the sanitizer test runs) nothing is kept, so that every
+ * release reaches free() where ASan and valgrind watch it. */
+int h2_util_cache_max(int max, apr_size_t size);
+
 /* Name of an RFC 9113 error code, for logs. */
 /* Name the calling thread (Linux), so that `top -H`, perf and /proc tell
  * the module's threads from the MPM's. */

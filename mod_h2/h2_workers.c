@@ -378,6 +378,8 @@ h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
 
     /* Own allocator with a mutex: threads create their pools from it. */
     apr_allocator_create(&allocator);
+    apr_allocator_max_free_set(allocator,
+                               h2_util_max_free(APR_ALLOCATOR_MAX_FREE_UNLIMITED));
     apr_pool_create_ex(&pool, pchild, NULL, allocator);
     apr_allocator_owner_set(allocator, pool);
     apr_thread_mutex_create(&amutex, APR_THREAD_MUTEX_DEFAULT, pool);

@@ -11,9 +11,13 @@ CA plus server certificate. It listens on 127.0.0.1 only:
 
 Usage (all options also come from the environment, see --help):
 
-  sandbox.py start|stop|restart|reload|status|setup|urls
+  sandbox.py start|stop|restart|reload|status|setup|urls|reports
       [--dir DIR] [--port-base N | --http-port P --https-port P]
       [--mpm event|worker|prefork] [--module ours|stock|none]
+      [--sanitize asan|valgrind]
+
+`reports` lists what AddressSanitizer, UBSan or valgrind reported
+(exit status 1 if anything).
 
 The test suite imports this file and uses the Sandbox class directly.
 """
@@ -23,6 +27,7 @@ import hashlib
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -36,9 +41,19 @@ REPO_DIR = os.path.dirname(SANDBOX_DIR)
 HTTPD_BIN = os.environ.get("H2_HTTPD", "/usr/sbin/apache2")
 SYS_MODULE_DIR = os.environ.get("H2_HTTPD_MODULE_DIR", "/usr/lib/apache2/modules")
 OUR_MODULE = os.path.join(REPO_DIR, "mod_h2", ".libs", "mod_h2.so")
+# the AddressSanitizer + UBSan build of `make -C sandbox build-asan`
+ASAN_MODULE = os.path.join(REPO_DIR, "build-asan", "obj", "mod_h2", ".libs", "mod_h2.so")
+VALGRIND_SUPP = os.path.join(SANDBOX_DIR, "valgrind.supp")
+# ASan keeps freed memory this long (in MB per process) before reusing it:
+# a use after free within that much later allocation is caught. Less than
+# the default 256 MB, so that RSS bounds of the tests still mean something.
+ASAN_QUARANTINE_MB = 64
 
 MPMS = ("event", "worker", "prefork")
 MODULES = ("ours", "stock", "none")
+# H2_SANITIZE: run httpd plain, with the ASan/UBSan runtime preloaded (and
+# the module of build-asan/), or under valgrind memcheck
+SANITIZERS = ("", "asan", "valgrind")
 
 # http port = base + 80, https port = base + 443
 DEFAULT_PORT_BASE = 42000
@@ -217,7 +232,8 @@ class Sandbox:
     """One httpd instance with its own runtime directory and ports."""
 
     def __init__(self, run_dir=None, http_port=None, https_port=None,
-                 port_base=None, mpm=None, module=None, server_name=None):
+                 port_base=None, mpm=None, module=None, server_name=None,
+                 sanitize=None, module_path=None):
         self.run_dir = os.path.abspath(
             run_dir or os.environ.get("H2_SANDBOX_DIR")
             or os.path.join(SANDBOX_DIR, "run"))
@@ -232,6 +248,14 @@ class Sandbox:
             raise SandboxError("unknown MPM %r, use one of %s" % (self.mpm, MPMS))
         if self.module not in MODULES:
             raise SandboxError("unknown module %r, use one of %s" % (self.module, MODULES))
+        self.sanitize = (sanitize if sanitize is not None
+                         else os.environ.get("H2_SANITIZE", ""))
+        if self.sanitize not in SANITIZERS:
+            raise SandboxError("unknown H2_SANITIZE %r, use one of %s"
+                               % (self.sanitize, SANITIZERS[1:]))
+        self.module_path = os.path.abspath(
+            module_path or os.environ.get("H2_MODULE_PATH")
+            or (ASAN_MODULE if self.sanitize == "asan" else OUR_MODULE))
 
     # ------------------------------------------------------------ paths
     def path(self, *parts):
@@ -307,8 +331,10 @@ class Sandbox:
     def setup(self):
         """Write the runtime dir: config, docroot, CGIs, certificates."""
         for d in ("conf", "conf.d", "vhost-http.d", "vhost-https.d", "logs",
-                  "state", "htdocs", "cgi-bin", "ca"):
+                  "state", "htdocs", "cgi-bin", "ca", "sanitizer"):
             os.makedirs(self.path(d), exist_ok=True)
+        # children write their reports after switching to www-data
+        os.chmod(self.path("sanitizer"), 0o1777)
         self._write_docroot()
         self._write_cgi()
         self._make_certs()
@@ -325,7 +351,8 @@ class Sandbox:
     def settings(self):
         return {"run_dir": self.run_dir, "http_port": self.http_port,
                 "https_port": self.https_port, "mpm": self.mpm,
-                "module": self.module}
+                "module": self.module, "sanitize": self.sanitize,
+                "module_path": self.module_path}
 
     def _write_file(self, path, data, mode=0o644):
         if isinstance(data, str):
@@ -477,7 +504,7 @@ class Sandbox:
         lines = ["LoadModule %s_module %s/mod_%s.so" % (m, SYS_MODULE_DIR, m)
                  for m in mods if "mod_%s.c" % m not in builtin]
         if self.module == "ours":
-            lines.append("LoadModule h2_module %s" % OUR_MODULE)
+            lines.append("LoadModule h2_module %s" % self.module_path)
         elif self.module == "stock":
             lines.append("LoadModule http2_module %s/mod_http2.so" % SYS_MODULE_DIR)
         return "\n".join(lines)
@@ -560,13 +587,14 @@ MaxKeepAliveRequests 0
     StartServers 4
     MaxRequestWorkers 50
 </IfModule>
+{sanitize_conf}
 <IfModule mod_cgid.c>
     ScriptSock "{r}/state/cgid.sock"
 </IfModule>
 
 SSLSessionCache "shmcb:{r}/state/ssl_scache(512000)"
 SSLProtocol all -SSLv3 -TLSv1 -TLSv1.1
-SSLRandomSeed startup builtin
+{random_seed}
 
 <Directory />
     AllowOverride None
@@ -612,7 +640,50 @@ IncludeOptional "{r}/conf.d/*.conf"
 """.format(r=r, sname=self.server_name, modules=self.load_modules(),
            user=user, http_port=self.http_port, https_port=self.https_port,
            loglevel=loglevel, proto_http=proto_http, proto_https=proto_https,
-           site=site, module=self.module, mpm=self.mpm)
+           site=site, module=self.module, mpm=self.mpm,
+           sanitize_conf=self.sanitize_conf(),
+           random_seed=("SSLRandomSeed startup builtin" if self.sanitize != "valgrind" else
+                        # "builtin" seeds with bytes of an uninitialised
+                        # stack buffer on purpose; under valgrind that
+                        # taints every random number, key and TLS record
+                        # of the server (thousands of reports in OpenSSL)
+                        "SSLRandomSeed startup file:/dev/urandom 256"))
+
+    def sanitize_conf(self):
+        if not self.sanitize:
+            return ""
+        conf = """
+# H2_SANITIZE={0}: pools hand the memory they free back to malloc at once
+# (APR keeps it for reuse otherwise), so that {0} sees a use of memory
+# after its pool was cleared or destroyed
+MaxMemFree 1
+""".format(self.sanitize)
+        if self.sanitize == "asan" and self.is_root:
+            # With a core dump directory httpd keeps its children dumpable
+            # after they switch to www-data, which lets them read their own
+            # /proc/self/environ: UBSan, set up at its first report, finds
+            # UBSAN_OPTIONS (log_path, print_stacktrace) there. ASan itself
+            # disables core dumps (RLIMIT_CORE 0).
+            conf += 'CoreDumpDirectory "%s"\n' % self.path("state")
+        if self.sanitize == "valgrind":
+            conf += """\
+# A child takes seconds to start under valgrind, and its first requests
+# are slow: a stable set of children, none spawned for spare threads
+# (which costs the CPU the tests need) nor retired mid-test
+<IfModule mpm_event_module>
+    MinSpareThreads 10
+    MaxSpareThreads 200
+</IfModule>
+<IfModule mpm_worker_module>
+    MinSpareThreads 10
+    MaxSpareThreads 200
+</IfModule>
+<IfModule mpm_prefork_module>
+    MinSpareServers 1
+    MaxSpareServers 50
+</IfModule>
+"""
+        return conf
 
     # ----------------------------------------------- extra config snippets
     SNIPPET_DIRS = {"server": "conf.d", "http": "vhost-http.d",
@@ -641,6 +712,84 @@ IncludeOptional "{r}/conf.d/*.conf"
     def httpd_cmd(self, *args):
         return [HTTPD_BIN, "-d", self.run_dir, "-f", self.conf_file] + list(args)
 
+    @property
+    def slow(self):
+        """How much slower than plain httpd the sanitizer makes it; scales
+        the start/stop time limits (tests may use it for theirs)."""
+        return {"": 1, "asan": 3, "valgrind": 10}[self.sanitize]
+
+    @property
+    def sanitizer_dir(self):
+        """Where ASan/UBSan (asan.PID, ubsan.PID) and valgrind
+        (valgrind.PID.log/.xml) write their reports."""
+        return self.path("sanitizer")
+
+    def sanitizer_runtimes(self):
+        """The sanitizer runtimes the module is linked with (per ldd), so
+        the preloaded ones are those of the compiler that built it: gcc's
+        libasan (configure links UBSan into the module statically, see
+        configure.ac; a shared libubsan would be preloaded too)."""
+        try:
+            out = subprocess.run(["ldd", self.module_path], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL).stdout.decode()
+        except OSError:
+            out = ""
+        libs = []
+        for name in ("libasan", "libubsan"):
+            m = re.search(r"^\s*%s\.so\S*\s+=>\s+(/\S+)" % name, out, re.M)
+            if m:
+                libs.append(m.group(1))
+        if not libs or "libasan" not in libs[0]:
+            raise SandboxError("%s is not linked with gcc's libasan: build it with "
+                               "`make -C sandbox build-asan`" % self.module_path)
+        return libs
+
+    def httpd_env(self):
+        """Environment for every httpd process we run (start, -t, graceful):
+        with H2_SANITIZE=asan the ASan runtime is preloaded (apache2 itself
+        is not instrumented, and the runtime must come first in the process)
+        and reports go to files in sanitizer_dir. CGI scripts do not see
+        these variables: mod_cgi(d) builds their environment from the
+        request alone."""
+        env = dict(os.environ)
+        if self.sanitize != "asan" or self.module != "ours":
+            return env
+        d = self.sanitizer_dir
+        env["LD_PRELOAD"] = " ".join(self.sanitizer_runtimes()
+                                     + env.get("LD_PRELOAD", "").split())
+        # detect_leaks=0: httpd leaves much of what it, APR, OpenSSL and PCRE
+        # allocated at start-up to the end of the process, so LeakSanitizer
+        # reports dozens of leaks at every process exit (even `-k start`,
+        # which it then fails), with one-frame stacks from these libraries
+        # (no frame pointers), too shallow to suppress narrowly; and a leak
+        # of ours would be memory kept in a pool, which it does not see
+        # (the attack tests bound the children's RSS instead).
+        # abort_on_error=1: a child with an error dies by SIGABRT, which the
+        # parent logs ("exit signal Aborted") besides the report file.
+        opts = ["log_path=%s/asan" % d, "detect_leaks=0", "abort_on_error=1",
+                "quarantine_size_mb=%d" % ASAN_QUARANTINE_MB,
+                "detect_stack_use_after_return=1"]
+        env["ASAN_OPTIONS"] = ":".join(opts + [os.environ.get("ASAN_OPTIONS", "")]).rstrip(":")
+        # UBSan reports and goes on; the report file fails the test
+        opts = ["log_path=%s/ubsan" % d, "print_stacktrace=1", "halt_on_error=0",
+                "report_error_type=1"]
+        env["UBSAN_OPTIONS"] = ":".join(opts + [os.environ.get("UBSAN_OPTIONS", "")]).rstrip(":")
+        return env
+
+    def launcher(self):
+        """What `httpd -k start` runs under: nothing, or valgrind memcheck,
+        which follows httpd's forks (the daemon, its children, the cgid
+        daemon) but not the CGI scripts they exec."""
+        if self.sanitize != "valgrind":
+            return []
+        d = self.sanitizer_dir
+        cmd = ["valgrind", "--tool=memcheck", "--trace-children=no",
+               "--num-callers=30", "--error-limit=no", "--leak-check=no",
+               "--log-file=%s/valgrind.%%p.log" % d]
+        if os.path.exists(VALGRIND_SUPP):
+            cmd.append("--suppressions=%s" % VALGRIND_SUPP)
+        return cmd + os.environ.get("H2_VALGRIND_ARGS", "").split()
+
     def pid(self):
         try:
             with open(self.pid_file) as f:
@@ -656,19 +805,22 @@ IncludeOptional "{r}/conf.d/*.conf"
         if not os.access(HTTPD_BIN, os.X_OK):
             raise SandboxError("%s not found: install apache2 (make -C sandbox deps)"
                                % HTTPD_BIN)
-        if self.module == "ours" and not os.path.exists(OUR_MODULE):
-            raise SandboxError("%s not built yet: run `make -C sandbox build`"
-                               % OUR_MODULE)
+        if self.module == "ours" and not os.path.exists(self.module_path):
+            raise SandboxError("%s not built yet: run `make -C sandbox %s`"
+                               % (self.module_path, "build-asan" if self.sanitize == "asan"
+                                  else "build"))
+        if self.sanitize == "valgrind" and not shutil.which("valgrind"):
+            raise SandboxError("valgrind not found: apt-get install valgrind")
         if self.module == "stock" and not os.path.exists(
                 os.path.join(SYS_MODULE_DIR, "mod_http2.so")):
             raise SandboxError("stock mod_http2.so not found in %s" % SYS_MODULE_DIR)
 
     def configtest(self):
         r = subprocess.run(self.httpd_cmd("-t"), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT)
+                           stderr=subprocess.STDOUT, env=self.httpd_env())
         return r.returncode, r.stdout.decode(errors="replace")
 
-    def start(self, timeout=20):
+    def start(self, timeout=None):
         if self.is_running():
             raise SandboxError("already running (pid %d) in %s" % (self.pid(), self.run_dir))
         self.check_prerequisites()
@@ -679,24 +831,32 @@ IncludeOptional "{r}/conf.d/*.conf"
         rc, out = self.configtest()
         if rc != 0:
             raise SandboxError("httpd config test failed:\n" + out)
-        r = subprocess.run(self.httpd_cmd("-k", "start"), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        marker = self.log_size()
+        r = subprocess.run(self.launcher() + self.httpd_cmd("-k", "start"),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, env=self.httpd_env())
         if r.returncode != 0:
             raise SandboxError("httpd -k start failed (%d):\n%s\n%s" % (
                 r.returncode, r.stdout.decode(errors="replace"), self.log_tail()))
-        self.wait_ready(timeout)
+        self.wait_ready(timeout, marker)
 
-    def wait_ready(self, timeout=20):
+    def wait_ready(self, timeout=None, log_marker=None):
+        timeout = timeout or 20 * self.slow
         deadline = time.time() + timeout
         while time.time() < deadline:
             if (self.is_running() and port_open(self.http_port)
                     and port_open(self.https_port)):
                 return
+            if (log_marker is not None and "AH00072" in self.log_since(log_marker)
+                    and not self.is_running()):
+                raise SandboxError("httpd exited, a port was in use (Address already "
+                                   "in use)\n%s" % self.log_tail())
             time.sleep(0.1)
         raise SandboxError("httpd did not come up on ports %d/%d within %ds\n%s" % (
             self.http_port, self.https_port, timeout, self.log_tail()))
 
-    def stop(self, timeout=20):
+    def stop(self, timeout=None):
+        timeout = timeout or 20 * self.slow
         pid = self.pid()
         if pid is None:
             return False
@@ -720,7 +880,7 @@ IncludeOptional "{r}/conf.d/*.conf"
         self.stop()
         self.start()
 
-    def reload(self, timeout=20):
+    def reload(self, timeout=None):
         """Graceful restart (`-k graceful`) with a freshly written config;
         the parent process and its pid stay the same."""
         if not self.is_running():
@@ -732,14 +892,23 @@ IncludeOptional "{r}/conf.d/*.conf"
         gen_marker = self.log_size()
         old_children = self.child_pids()
         r = subprocess.run(self.httpd_cmd("-k", "graceful"), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                           env=self.httpd_env())
         if r.returncode != 0:
             raise SandboxError("httpd -k graceful failed:\n" + r.stdout.decode(errors="replace"))
         # wait for the "resuming normal operations" line of the new generation
+        timeout = timeout or 20 * self.slow
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if "resuming normal operations" in self.log_since(gen_marker):
+            log = self.log_since(gen_marker)
+            if "resuming normal operations" in log:
                 break
+            if "AH00072" in log and not self.is_running():
+                # A port that a snippet adds (e.g. base+81) lies in the
+                # kernel's ephemeral range, and a client socket held it for
+                # a moment: the new generation could not bind it, and httpd
+                # exited. Start again with the same configuration.
+                return self.start_retrying_bind()
             time.sleep(0.1)
         self.wait_ready(timeout)
         # Children of the old generation keep accepting until they notice
@@ -766,6 +935,29 @@ IncludeOptional "{r}/conf.d/*.conf"
                     continue
         return out
 
+    def start_retrying_bind(self, attempts=20):
+        """start(), again for a while when a port is in use for a moment
+        (AH00072 "could not bind": our ports lie in the ephemeral range)."""
+        try:
+            with open(self.pid_file) as f:
+                old = int(f.read().strip())
+        except (OSError, ValueError):
+            old = None
+        deadline = time.time() + 10 * self.slow
+        # the exiting parent (`-k start` takes even its zombie for a running
+        # server) and the children of the failed generation
+        while time.time() < deadline and (
+                (old and os.path.exists("/proc/%d" % old))
+                or port_open(self.http_port) or port_open(self.https_port)):
+            time.sleep(0.1)
+        for attempt in range(attempts):
+            try:
+                return self.start()
+            except SandboxError as e:
+                if "Address already in use" not in str(e) or attempt == attempts - 1:
+                    raise
+                time.sleep(1)
+
     # ------------------------------------------------------------ logs
     def log_size(self):
         try:
@@ -780,6 +972,50 @@ IncludeOptional "{r}/conf.d/*.conf"
                 return f.read().decode(errors="replace")
         except OSError:
             return ""
+
+    def clear_sanitizer_reports(self):
+        d = self.sanitizer_dir
+        if os.path.isdir(d):
+            for fn in os.listdir(d):
+                os.unlink(os.path.join(d, fn))
+
+    def sanitizer_reports(self, seen=None):
+        """Sanitizer reports written since the last call with the same
+        `seen` dict (file name -> offset read so far; updated here), as a
+        list of (file, text). Every line ASan or UBSan writes is a report;
+        of valgrind's log the error records (and a fatal signal) are, not
+        its banner, summaries and warnings; suppressed errors are not in
+        the log at all."""
+        seen = {} if seen is None else seen
+        d = self.sanitizer_dir
+        found = []
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            return found
+        for fn in names:
+            p = os.path.join(d, fn)
+            try:
+                with open(p, "rb") as f:
+                    f.seek(seen.get(fn, 0))
+                    data = f.read().decode(errors="replace")
+            except OSError:
+                continue
+            if fn.startswith("valgrind."):
+                # whole records only: up to the last empty "==PID== " line
+                m = None
+                for m in re.finditer(r"^==\d+== *\n", data, re.M):
+                    pass
+                if m is None:
+                    continue
+                data = data[:m.end()]
+                seen[fn] = seen.get(fn, 0) + len(data.encode())
+                for text in valgrind_errors(data):
+                    found.append((p, text))
+            elif data:
+                seen[fn] = seen.get(fn, 0) + len(data.encode())
+                found.append((p, data))
+        return found
 
     def log_tail(self, n=20):
         lines = self.log_since(0).splitlines()[-n:]
@@ -810,11 +1046,39 @@ mod_h2 sandbox running: module={module} mpm={mpm} dir={dir}
             pid, self.http_port, self.https_port, self.module, self.mpm, self.run_dir)
 
 
+def valgrind_errors(text):
+    """The error records in (a whole-record piece of) a valgrind text log:
+    a record is a message line followed by a stack ("   at 0x..."), except
+    valgrind's own "Warning: ..." notes and the end of a process by a signal
+    httpd uses to stop its processes (SIGTERM, SIGKILL, ...); a crash
+    (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) counts, and so does an
+    ERROR SUMMARY with errors when no record was seen."""
+    errors = []
+    record = []
+    for line in text.splitlines() + [""]:
+        line = re.sub(r"^==\d+== ?", "", line)
+        if line.strip():
+            record.append(line)
+            continue
+        stopped = re.match(r"Process terminating with default action of signal \d+ "
+                           r"\((?!SIGSEGV|SIGBUS|SIGILL|SIGFPE|SIGABRT)", record[0]
+                           ) if record else None
+        if record and not record[0].startswith("Warning:") and not stopped and (
+                any(re.match(r"\s+at 0x", l) for l in record)
+                or record[0].startswith("Process terminating")):
+            errors.append("\n".join(record) + "\n")
+        elif record and re.match(r"ERROR SUMMARY: [1-9]", record[0]) and not errors:
+            errors.append(record[0] + "\n")
+        record = []
+    return errors
+
+
 def sandbox_from_args(argv=None):
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["start", "stop", "restart", "reload",
-                                        "status", "setup", "urls", "configtest"])
+                                        "status", "setup", "urls", "configtest",
+                                        "reports"])
     ap.add_argument("--dir", help="runtime dir (env H2_SANDBOX_DIR, default sandbox/run)")
     ap.add_argument("--port-base", type=int,
                     help="http = base+80, https = base+443 (env H2_PORT_BASE, default 42000)")
@@ -824,18 +1088,24 @@ def sandbox_from_args(argv=None):
     ap.add_argument("--module", choices=MODULES,
                     help="ours = build tree mod_h2, stock = Debian mod_http2, "
                          "none = HTTP/1.1 only (env H2_MODULE, default ours)")
+    ap.add_argument("--sanitize", choices=SANITIZERS,
+                    help="asan = module of build-asan/ with the ASan+UBSan runtime "
+                         "preloaded, valgrind = httpd under valgrind memcheck "
+                         "(env H2_SANITIZE, default none)")
     args = ap.parse_args(argv)
     kw = dict(run_dir=args.dir, port_base=args.port_base, http_port=args.http_port,
-              https_port=args.https_port, mpm=args.mpm, module=args.module)
+              https_port=args.https_port, mpm=args.mpm, module=args.module,
+              sanitize=args.sanitize)
     # stop/status/urls of an existing instance: reuse its recorded settings
     run_dir = os.path.abspath(args.dir or os.environ.get("H2_SANDBOX_DIR")
                               or os.path.join(SANDBOX_DIR, "run"))
     saved = os.path.join(run_dir, "sandbox.json")
-    if args.command in ("stop", "status", "urls") and os.path.exists(saved):
+    if args.command in ("stop", "status", "urls", "reports") and os.path.exists(saved):
         with open(saved) as f:
             s = json.load(f)
         kw = dict(run_dir=run_dir, http_port=s["http_port"], https_port=s["https_port"],
-                  mpm=s["mpm"], module=s["module"])
+                  mpm=s["mpm"], module=s["module"], sanitize=s.get("sanitize", ""),
+                  module_path=s.get("module_path"))
     return args.command, Sandbox(**kw)
 
 
@@ -866,6 +1136,13 @@ def main(argv=None):
             print("wrote %s" % sb.conf_file)
         elif cmd == "urls":
             print(sb.urls())
+        elif cmd == "reports":
+            # exit status 1 when ASan/UBSan/valgrind reported anything
+            reports = sb.sanitizer_reports()
+            for path, text in reports:
+                print("=== %s\n%s" % (path, text.rstrip()))
+            print("sanitizer reports in %s: %d" % (sb.sanitizer_dir, len(reports)))
+            return 1 if reports else 0
         elif cmd == "configtest":
             sb.setup()
             rc, out = sb.configtest()

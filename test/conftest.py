@@ -4,7 +4,8 @@ One sandbox httpd instance serves the whole run (the `env` fixture); it is
 started before the first test and stopped after the last. Every test also
 checks the server's error log: a test during which an [error] (or worse)
 line or a crashed child shows up fails, and so does the run if such lines
-appear at shutdown.
+appear at shutdown. Under H2_SANITIZE=asan|valgrind the same goes for
+every sanitizer report (see sandbox.py).
 """
 
 import pytest
@@ -13,6 +14,15 @@ from h2env import H2TestEnv
 
 # lines printed in pytest's terminal summary (e.g. h2spec counts)
 REPORT_LINES = []
+
+
+def sanitizer_failure(when):
+    """A failure message for new sanitizer reports, or None."""
+    reports = H2TestEnv.sanitizer_reports()
+    if not reports:
+        return None
+    return "sanitizer reports %s:\n%s" % (when, "\n".join(
+        "=== %s\n%s" % (path, text.rstrip()) for path, text in reports))
 
 
 def report(line):
@@ -30,6 +40,9 @@ def env():
     if problems:
         pytest.fail("server error log (%s) has errors at shutdown:\n%s"
                     % (e.sandbox.error_log, "\n".join(problems)), pytrace=False)
+    failure = sanitizer_failure("at shutdown")
+    if failure:
+        pytest.fail(failure, pytrace=False)
 
 
 @pytest.fixture(autouse=True)
@@ -41,15 +54,21 @@ def error_log_clean(env):
     problems = env.log_problems()
     env.mark_log_checked()
     env.reset_ignored()
+    failure = sanitizer_failure("during this test")
     if problems:
-        pytest.fail("server error log (%s) got errors during this test:\n%s"
-                    % (env.sandbox.error_log, "\n".join(problems)), pytrace=False)
+        pytest.fail("server error log (%s) got errors during this test:\n%s%s"
+                    % (env.sandbox.error_log, "\n".join(problems),
+                       "\n" + failure if failure else ""), pytrace=False)
+    if failure:
+        pytest.fail(failure, pytrace=False)
 
 
 def pytest_report_header(config):
     e = H2TestEnv()
-    return ["mod_h2 test server: module=%s mpm=%s http=%d https=%d dir=%s"
-            % (e.module, e.mpm, e.http_port, e.https_port, e.run_dir)]
+    return ["mod_h2 test server: module=%s mpm=%s http=%d https=%d dir=%s%s"
+            % (e.module, e.mpm, e.http_port, e.https_port, e.run_dir,
+               " sanitize=%s (%s)" % (e.sanitize, e.sandbox.module_path)
+               if e.sanitize else "")]
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

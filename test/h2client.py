@@ -97,6 +97,7 @@ class H2Client:
     @classmethod
     def connect(cls, env, how="h2c", timeout=10, window=65535):
         """how: "h2c" (prior knowledge, http port) or "h2" (TLS, ALPN)."""
+        timeout *= getattr(env, "slow", 1)      # under a sanitizer
         if how == "h2c":
             sock = socket.create_connection(("127.0.0.1", env.http_port), timeout=timeout)
         elif how == "h2":

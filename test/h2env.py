@@ -8,7 +8,12 @@ h2load and h2spec. Settings come from the environment:
   H2_TEST_MPM        event (default) | worker | prefork
   H2_TEST_PORT_BASE  http = base+80, https = base+443 (default 42100,
                      i.e. 42180/42543)
-  H2_TEST_RUN_DIR    runtime dir (default sandbox/run-test-<base>)
+  H2_TEST_RUN_DIR    runtime dir (default sandbox/run-test-<base>, with
+                     -asan or -valgrind appended under H2_SANITIZE)
+  H2_SANITIZE        asan | valgrind: httpd runs with the ASan+UBSan build
+                     of the module (build-asan/) and the sanitizer runtime
+                     preloaded, or under valgrind memcheck; any report fails
+                     the test during which it appeared (see sandbox.py)
 """
 
 import json
@@ -27,11 +32,24 @@ from sandbox import (Sandbox, SandboxError, SIZED_FILES,  # noqa: E402
 
 DEFAULT_TEST_PORT_BASE = 42100
 
-# error log lines that fail a test: any error or worse, and crashed children
+# error log lines that fail a test: any error or worse, crashed children,
+# and sanitizer output that went to stderr instead of its report file
 LOG_PROBLEM_PATTERNS = [
     re.compile(r"^\[[^\]]*\] \[[^\]]*:(error|crit|alert|emerg)\]"),
     re.compile(r"child pid \d+ exit signal"),
+    re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error: |^==\d+==ERROR"),
 ]
+
+# the sandboxes started in this process, whose sanitizer reports the tests
+# check (the suite's instance and test_load.py's second one)
+STARTED = []
+
+
+def run_dir_for(port_base):
+    """The default runtime dir of a test instance on `port_base`."""
+    suffix = os.environ.get("H2_SANITIZE", "")
+    return os.path.join(REPO_DIR, "sandbox", "run-test-%d%s" % (
+        port_base, "-" + suffix if suffix else ""))
 
 
 def find_program(name, extra_dirs=()):
@@ -109,14 +127,14 @@ class H2TestEnv:
                              or DEFAULT_TEST_PORT_BASE)
         self.module = os.environ.get("H2_TEST_MODULE") or "ours"
         self.mpm = os.environ.get("H2_TEST_MPM") or "event"
-        run_dir = os.environ.get("H2_TEST_RUN_DIR") or os.path.join(
-            REPO_DIR, "sandbox", "run-test-%d" % self.port_base)
+        run_dir = os.environ.get("H2_TEST_RUN_DIR") or run_dir_for(self.port_base)
         self.sandbox = Sandbox(run_dir=run_dir, port_base=self.port_base,
                                mpm=self.mpm, module=self.module)
         self.domain = self.sandbox.server_name
         self.http_port = self.sandbox.http_port
         self.https_port = self.sandbox.https_port
         self.run_dir = self.sandbox.run_dir
+        self.sanitize = self.sandbox.sanitize
         self.log_checked = 0
         self._ignored = []
         self.curl_bin = find_program("curl")
@@ -137,8 +155,31 @@ class H2TestEnv:
             if os.path.exists(p):
                 os.unlink(p)
         os.makedirs(self.path("tmp"), exist_ok=True)
+        self.track_sanitizer_reports()
         sb.start()
         self.log_checked = 0
+
+    @property
+    def slow(self):
+        """Factor by which the sanitizer slows the server down (1 without)."""
+        return self.sandbox.slow
+
+    def track_sanitizer_reports(self):
+        """Empty the sanitizer report dir and have sanitizer_reports()
+        look at it from now on."""
+        self.sandbox.clear_sanitizer_reports()
+        self.sandbox.reports_seen = {}
+        if self.sandbox not in STARTED:
+            STARTED.append(self.sandbox)
+
+    @staticmethod
+    def sanitizer_reports():
+        """New ASan/UBSan/valgrind reports of every instance started in this
+        process: a list of (file, text)."""
+        found = []
+        for sb in STARTED:
+            found += sb.sanitizer_reports(sb.reports_seen)
+        return found
 
     def stop(self):
         self.sandbox.stop()
@@ -279,3 +320,44 @@ class H2TestEnv:
 
     def mark_log_checked(self):
         self.log_checked = self.log_offset()
+
+
+def second_port_base(first_base):
+    """Port base of test_load.py's second instance."""
+    return int(os.environ.get("H2_TEST_PORT_BASE2") or first_base + 500)
+
+
+def finish(argv):
+    """`python3 test/h2env.py finish [--reports]`, run by sandbox/Makefile
+    after pytest: stop the test instances pytest may have left running;
+    with --reports print the sanitizer reports of the whole run and exit 1
+    if there are any."""
+    first = H2TestEnv()
+    dirs = [first.sandbox]
+    second = run_dir_for(second_port_base(first.port_base))
+    if os.path.exists(os.path.join(second, "sandbox.json")):
+        dirs.append(Sandbox(run_dir=second, port_base=second_port_base(first.port_base),
+                            mpm=first.mpm, module=first.module))
+    for sb in dirs:
+        try:
+            sb.stop()
+        except Exception as e:      # a hung instance must not hide the reports
+            if "--reports" in argv:
+                print("stopping %s: %s" % (sb.run_dir, e), file=sys.stderr)
+    if "--reports" not in argv:
+        return 0
+    count = 0
+    for sb in dirs:
+        reports = sb.sanitizer_reports()
+        for path, text in reports:
+            print("=== %s\n%s" % (path, text.rstrip()))
+        print("%s: %d sanitizer report(s) in %s" % (sb.sanitize or "no sanitizer",
+                                                     len(reports), sb.sanitizer_dir))
+        count += len(reports)
+    return 1 if count else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["finish"]:
+        sys.exit(finish(sys.argv[2:]))
+    sys.exit("usage: h2env.py finish [--reports]")

@@ -21,6 +21,7 @@ import time
 import hpack
 
 from h2client import H2Client
+from sandbox import ASAN_QUARANTINE_MB
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -161,7 +162,8 @@ class RawConn:
         raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if rcvbuf:
             raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        raw.settimeout(timeout)
+        # under a sanitizer (valgrind: code runs slowly the first time)
+        raw.settimeout(timeout * getattr(env, "slow", 1))
         raw.connect(("127.0.0.1", port))
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if how == "h2":
@@ -546,6 +548,14 @@ class Watch:
         return False
 
     def check(self, max_growth=64 << 20, max_latency=3.0, min_probes=1):
+        sanitize = getattr(self.env, "sanitize", "")
+        if sanitize == "asan":
+            # ASan's redzones double small allocations, and what is freed
+            # stays in its quarantine (ASAN_QUARANTINE_MB per process)
+            max_growth = 2 * max_growth + 2 * (ASAN_QUARANTINE_MB << 20)
+        elif sanitize == "valgrind":
+            max_growth = 4 * max_growth
+        max_latency *= getattr(self.env, "slow", 1)
         assert self.peak_growth < max_growth, "httpd RSS grew by %.1f MiB" % (
             self.peak_growth / 2 ** 20)
         if self.prober:

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import report
 from h2client import H2Client
-from h2env import H2TestEnv, REPO_DIR, Sandbox, SandboxError
+from h2env import H2TestEnv, Sandbox, SandboxError, run_dir_for, second_port_base
 from sandbox import port_open
 
 pytestmark = [pytest.mark.h2, pytest.mark.load]
@@ -64,11 +64,10 @@ class SecondEnv(H2TestEnv):
 
     def __init__(self, first):
         super().__init__()
-        base = int(os.environ.get("H2_TEST_PORT_BASE2") or first.port_base + 500)
+        base = second_port_base(first.port_base)
         self.port_base = base
-        self.sandbox = Sandbox(
-            run_dir=os.path.join(REPO_DIR, "sandbox", "run-test-%d" % base),
-            port_base=base, mpm=first.mpm, module=first.module)
+        self.sandbox = Sandbox(run_dir=run_dir_for(base), port_base=base,
+                               mpm=first.mpm, module=first.module)
         self.http_port = self.sandbox.http_port
         self.https_port = self.sandbox.https_port
         self.run_dir = self.sandbox.run_dir
@@ -89,6 +88,7 @@ class SecondEnv(H2TestEnv):
             if os.path.exists(sb.path("logs", name)):
                 os.unlink(sb.path("logs", name))
         os.makedirs(self.path("tmp"), exist_ok=True)
+        self.track_sanitizer_reports()
         self.add_conf("debian-mpm", DEBIAN_MPM_CONF + os.environ.get("H2_TEST_EXTRA_CONF", ""))
         # our ports lie in the kernel's ephemeral range: a client socket
         # (ours or another instance's) may hold one for a moment

@@ -121,7 +121,7 @@ def send_case(env, how, case, hdrs, body, tag):
         if body is not None:
             out += data_frame(1, body, end_stream=True)
         c.send(out)
-        c.wait(lambda: c.stream_done(1) or c.goaways or c.closed, 10)
+        c.wait(lambda: c.stream_done(1) or c.goaways or c.closed, 10 * env.slow)
         c.check_codes()
         return c
 
@@ -145,8 +145,9 @@ def test_valid_request_reaches_the_logging_cgi(env, smuggle_cgi, how):
 @pytest.mark.parametrize("how", ["h2c", "h2"])
 def test_malformed_request_is_rejected_and_never_reaches_cgi(env, smuggle_cgi,
                                                             how, case):
-    if case.startswith("content-length"):
+    if case.startswith("content-length") or env.slow > 1:
         # the CGI may have started on the HEADERS and sees its body cut off
+        # (under a sanitizer, that of an earlier case may log it only now)
         env.ignore_log(r"AH0(1270|1225): Error reading request entity data")  # cgid / cgi (prefork)
     tag = "%s-%s-%s" % (case, how, uuid.uuid4().hex[:8])
     scheme = "https" if how == "h2" else "http"
