@@ -105,7 +105,7 @@ def test_cgi_killed_mid_body_ends_its_stream_short_others_complete(env, how, dec
         dying = c.request("GET", "/cgi-bin/die.py?" + query)
         more = [c.request("GET", "/10k.txt") for _ in range(5)]
         for sid in [big, dying] + small + more:
-            c.wait_done(sid, 30)
+            c.wait_done(sid, 30 * env.slow)
         r = c.responses[dying]
         assert r.status == 200
         assert r.headers["content-type"] == "application/octet-stream"
@@ -137,7 +137,7 @@ def test_cgi_killed_before_its_headers_gets_500_as_over_http11(env, how):
         others = [c.request("GET", "/100k.txt") for _ in range(3)]
         dying = c.request("GET", "/cgi-bin/die.py?when=before")
         for sid in others + [dying]:
-            c.wait_done(sid, 20)
+            c.wait_done(sid, 20 * env.slow)
         r = c.responses[dying]
         assert r.status == 500
         assert r.ended and r.reset_code is None
@@ -283,7 +283,7 @@ def test_clients_vanishing_mid_upload_occupy_no_worker_and_no_memory(env, how):
     with H2Client.connect(env, how) as c:
         sids = [c.request("POST", "/cgi-bin/upload.py", body=data) for _ in range(20)]
         for sid in sids:
-            r = c.wait_done(sid, 20)
+            r = c.wait_done(sid, 20 * env.slow)
             assert r.status == 200 and r.ended, r
             assert json.loads(r.body) == want
     assert time.monotonic() - start < 10
@@ -294,7 +294,9 @@ def test_clients_vanishing_mid_upload_occupy_no_worker_and_no_memory(env, how):
     common = set(first) & set(last)
     assert common, samples
     growth = sum(last[p][0] - first[p][0] for p in common)
-    assert growth < 16 * 2 ** 20, samples
+    if not env.sanitize:
+        # under ASan freed memory waits in its quarantine: no bound there
+        assert growth < 16 * 2 ** 20, samples
 
 
 # ------------------------------------------------------------- graceful restart
@@ -305,7 +307,7 @@ class Conn(RawConn):
 
     def __init__(self, env, how):
         self.send_failed = None
-        super().__init__(env, how, timeout=10)
+        super().__init__(env, how, timeout=10 * env.slow)
         self.next_sid = 1
         self.sums = {}       # stream id -> [length, sha256]
 
@@ -399,7 +401,7 @@ def test_graceful_restart_under_load_answers_every_accepted_stream(env, how):
         keep_busy(conns, lambda: not restart.is_alive())
         restart.join()
         for c in conns:
-            assert c.wait_closed(30), "connection still open 30s after the restart"
+            assert c.wait_closed(30 * env.slow), "connection still open 30s after the restart"
         out, err = load.communicate(timeout=120)
     finally:
         for c in conns:
@@ -467,7 +469,8 @@ def test_graceful_stop_lets_running_download_finish_and_refuses_new_connections(
             time.sleep(0.05)
         assert download.poll() is None and os.path.getsize(out) < 8 * 1024 * 1024
         r = subprocess.run(env.sandbox.httpd_cmd("-k", "graceful-stop"),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           env=env.sandbox.httpd_env())
         assert r.returncode == 0, r.stdout
         # new connections are refused while the download goes on
         deadline = time.monotonic() + 5
@@ -557,7 +560,7 @@ def test_child_killed_by_sigkill_costs_only_its_connections(env, how):
         for _ in range(150):
             c = Conn(env, how)
             conns.append(c)
-            assert c.wait(lambda: c.server_settings, 10)
+            assert c.wait(lambda: c.server_settings, 10 * env.slow)
             owner[c] = server_side_pid(env, c, port)
             if len(conns) >= 6 and len(set(owner.values())) >= 2:
                 break
@@ -575,7 +578,7 @@ def test_child_killed_by_sigkill_costs_only_its_connections(env, how):
             c.send(window_update_frame(0, grant - 65535)
                    + window_update_frame(big[c], grant - 65535))
         for c in conns:
-            assert c.wait(lambda: c.sums[big[c]][0] >= grant, 10), c.answer()
+            assert c.wait(lambda: c.sums[big[c]][0] >= grant, 10 * env.slow), c.answer()
         env.ignore_log(r"AH00052: child pid %d exit signal Killed \(9\)" % victim)
         os.kill(victim, signal.SIGKILL)
         large = (10 * 1024 * 1024, sha(env.docroot_file("10m.txt")))
@@ -583,18 +586,18 @@ def test_child_killed_by_sigkill_costs_only_its_connections(env, how):
         kept = [c for c in conns if owner[c] != victim]
         for c in lost:
             # the connection just closes: no GOAWAY, no end of the stream
-            assert c.wait_closed(10), c.answer()
+            assert c.wait_closed(10 * env.slow), c.answer()
             assert c.goaways == [] and big[c] not in c.ended, c.answer()
         for c in kept:
             c.auto_window = True
             c.send(window_update_frame(0, large[0]) + window_update_frame(big[c], large[0]))
-            assert c.wait(lambda: c.stream_done(big[c]), 30), c.answer()
+            assert c.wait(lambda: c.stream_done(big[c]), 30 * env.slow), c.answer()
             assert c.status(big[c]) == 200 and big[c] in c.ended
             assert c.body(big[c]) == large
             assert c.goaways == [] and not c.closed, c.answer()
             # and it serves new streams
             sid = c.get("/1k.txt")
-            assert c.wait(lambda: c.stream_done(sid), 10), c.answer()
+            assert c.wait(lambda: c.stream_done(sid), 10 * env.slow), c.answer()
             assert c.body(sid) == (1024, sha(env.docroot_file("1k.txt")))
         # the parent starts another child
         deadline = time.monotonic() + 10
@@ -606,7 +609,7 @@ def test_child_killed_by_sigkill_costs_only_its_connections(env, how):
         # new connections are served
         for _ in range(10):
             with H2Client.connect(env, how) as c:
-                r = c.get("/cgi-bin/hello.py", timeout=10)
+                r = c.get("/cgi-bin/hello.py", timeout=10 * env.slow)
                 assert r.status == 200 and r.body == b"Hello from HTTP/2.0\n"
     finally:
         for c in conns:
