@@ -42,6 +42,12 @@ APLOG_USE_MODULE(h2);
  * second. A client over budget gets GOAWAY ENHANCE_YOUR_CALM. */
 #define H2_ABUSE_EMPTY_FRAMES_PER_SEC  200
 #define H2_ABUSE_PRIORITY_PER_SEC      1000
+/* Client RST_STREAMs (rapid reset, CVE-2023-44487): a bucket of this many,
+ * refilled at H2_RESET_RATE per second. nghttp2's own limit (set below,
+ * twice the burst at the same rate) is only the backstop: it ends the
+ * connection with INTERNAL_ERROR and no words. */
+#define H2_RESET_BURST                 500
+#define H2_RESET_RATE                  33
 
 /* How often a connection thread that waits on workers looks at the MPM,
  * so that a graceful stop is noticed. */
@@ -205,6 +211,28 @@ static int abuse_check(h2_session *s, unsigned int *counter, unsigned int limit,
         goaway_calm(s, apr_psprintf(s->pool, "flood of %s", what));
         return 0;
     }
+    return 1;
+}
+
+/* A client that resets streams faster than the budget allows gets
+ * GOAWAY ENHANCE_YOUR_CALM. Returns 0 then. */
+static int check_client_reset(h2_session *s)
+{
+    apr_time_t now = apr_time_now();
+
+    s->reset_tokens += (double)(now - s->reset_refill) * H2_RESET_RATE
+                       / (double)APR_USEC_PER_SEC;
+    if (s->reset_tokens > H2_RESET_BURST) {
+        s->reset_tokens = H2_RESET_BURST;
+    }
+    s->reset_refill = now;
+    if (s->reset_tokens < 1.0) {
+        if (!s->goaway_sent) {
+            goaway_calm(s, "rapid reset: too many streams reset by the client");
+        }
+        return 0;
+    }
+    s->reset_tokens -= 1.0;
     return 1;
 }
 
@@ -481,6 +509,9 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
     case NGHTTP2_PRIORITY:
         abuse_check(s, &s->abuse_priority, H2_ABUSE_PRIORITY_PER_SEC,
                     "PRIORITY frames");
+        break;
+    case NGHTTP2_RST_STREAM:
+        check_client_reset(s);
         break;
     case NGHTTP2_GOAWAY:
         transit(s, H2_SEV_CLIENT_GOAWAY);
@@ -1654,6 +1685,8 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
 
     apr_thread_mutex_create(&s->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
     s->hpool.max_free = h2_util_cache_max(32, H2_HCHUNK_SIZE);
+    s->reset_tokens = H2_RESET_BURST;
+    s->reset_refill = apr_time_now();
     s->c2_free = apr_array_make(pool, 8, sizeof(conn_rec *));
     h2_c1_io_init(&s->io, c, s->s, s->is_tls);
 
@@ -1662,7 +1695,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     nghttp2_option_set_no_auto_window_update(opt, 1);
     nghttp2_option_set_max_settings(opt, 32);
     nghttp2_option_set_max_outbound_ack(opt, 1000);
-    nghttp2_option_set_stream_reset_rate_limit(opt, 1000, 33);
+    nghttp2_option_set_stream_reset_rate_limit(opt, 2 * H2_RESET_BURST, H2_RESET_RATE);
     nghttp2_option_set_max_continuations(opt, 8);
     /* Requests are checked as RFC 9113 8.1-8.3 say by h2_headers_check and
      * this file (content-length, trailers); nghttp2 doing it again cost

@@ -100,6 +100,8 @@ struct h2_session {
     unsigned int abuse_empty_frames;  /* windowed counts, see flood checks */
     unsigned int abuse_priority;
     apr_time_t abuse_window_start;
+    double reset_tokens;            /* client resets still allowed, see */
+    apr_time_t reset_refill;        /*   check_client_reset() */
 
     /* idle registry (h2_c1_idle.c), under its lock */
     struct h2_session *idle_prev, *idle_next;

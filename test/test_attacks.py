@@ -119,10 +119,12 @@ def test_rapid_reset(env, how):
     for c, n in runs:
         if budget["left"] <= 0 and c is runs[-1][0] and not c.goaways:
             continue   # the last one may have just used up the budget
-        assert c.goaway_code in (ENHANCE_YOUR_CALM, INTERNAL_ERROR), c.answer()
+        assert c.goaway_code == ENHANCE_YOUR_CALM, c.answer()
+        assert b"rapid reset" in c.goaway[2], c.answer()
         assert c.closed, c.answer()
-        # the server stops accepting streams after a bounded burst
-        assert c.goaway[0] <= 2 * 2000 + 1, c.answer()
+        # the server stops accepting streams after a bounded burst: 500,
+        # plus 33 a second refilled over the few seconds of the attack
+        assert c.goaway[0] <= 2 * (500 + 200) + 1, c.answer()
     assert served <= streams // 10
     w.check()
 
