@@ -987,8 +987,9 @@ mod_h2 sandbox running: module={module} mpm={mpm} dir={dir}
         pid = self.pid()
         if pid is None:
             return "not running (%s)" % self.run_dir
-        return "running, pid %d, ports %d (http) %d (https), module=%s mpm=%s, dir %s" % (
-            pid, self.http_port, self.https_port, self.module, self.mpm, self.run_dir)
+        return "running, pid %d, ports %d (http) %d (https), module=%s mpm=%s%s, dir %s" % (
+            pid, self.http_port, self.https_port, self.module, self.mpm,
+            " sanitize=%s" % self.sanitize if self.sanitize else "", self.run_dir)
 
 
 def valgrind_errors(text):
