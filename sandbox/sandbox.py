@@ -54,6 +54,14 @@ MODULES = ("ours", "stock", "none")
 # H2_SANITIZE: run httpd plain, with the ASan/UBSan runtime preloaded (and
 # the module of build-asan/), or under valgrind memcheck
 SANITIZERS = ("", "asan", "valgrind")
+# how much slower httpd gets under each: scales the time limits of the
+# sandbox (start, stop, reload) and of the tests' clients
+SLOWDOWN = {"": 1, "asan": 3, "valgrind": 10}
+
+
+def slowdown():
+    """The factor for the sanitizer H2_SANITIZE names (1 without)."""
+    return SLOWDOWN.get(os.environ.get("H2_SANITIZE", ""), 1)
 
 # http port = base + 80, https port = base + 443
 DEFAULT_PORT_BASE = 42000
@@ -716,12 +724,12 @@ MaxMemFree 1
     def slow(self):
         """How much slower than plain httpd the sanitizer makes it; scales
         the start/stop time limits (tests may use it for theirs)."""
-        return {"": 1, "asan": 3, "valgrind": 10}[self.sanitize]
+        return SLOWDOWN[self.sanitize]
 
     @property
     def sanitizer_dir(self):
         """Where ASan/UBSan (asan.PID, ubsan.PID) and valgrind
-        (valgrind.PID.log/.xml) write their reports."""
+        (valgrind.PID.log) write their reports."""
         return self.path("sanitizer")
 
     def sanitizer_runtimes(self):
@@ -1042,8 +1050,9 @@ mod_h2 sandbox running: module={module} mpm={mpm} dir={dir}
         pid = self.pid()
         if pid is None:
             return "not running (%s)" % self.run_dir
-        return "running, pid %d, ports %d (http) %d (https), module=%s mpm=%s, dir %s" % (
-            pid, self.http_port, self.https_port, self.module, self.mpm, self.run_dir)
+        return "running, pid %d, ports %d (http) %d (https), module=%s mpm=%s%s, dir %s" % (
+            pid, self.http_port, self.https_port, self.module, self.mpm,
+            " sanitize=%s" % self.sanitize if self.sanitize else "", self.run_dir)
 
 
 def valgrind_errors(text):

@@ -28,7 +28,7 @@ REPO_DIR = os.path.dirname(TEST_DIR)
 sys.path.insert(0, os.path.join(REPO_DIR, "sandbox"))
 
 from sandbox import (Sandbox, SandboxError, SIZED_FILES,  # noqa: E402
-                     sized_content)
+                     sized_content, slowdown)
 
 DEFAULT_TEST_PORT_BASE = 42100
 
@@ -226,6 +226,7 @@ class H2TestEnv:
     def curl(self, url, *args, timeout=20):
         """Run curl with name resolution and CA set up for the sandbox;
         `args` are extra curl options (e.g. "--http2-prior-knowledge")."""
+        timeout *= self.slow
         hdr = self._tmpfile("curl-headers")
         body = self._tmpfile("curl-body")
         cmd = [self.curl_bin, "-sS", "--max-time", str(timeout),
@@ -268,12 +269,14 @@ class H2TestEnv:
 
     # ----------------------------------------------------------- nghttp/h2load
     def nghttp(self, url, *args, timeout=60):
+        timeout *= self.slow
         cmd = [self.nghttp_bin] + list(args) + [url]
         return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               stdin=subprocess.DEVNULL, timeout=timeout)
 
     def h2load(self, url, *args, timeout=120):
         """Run h2load; returns (CompletedProcess, stats dict)."""
+        timeout *= self.slow
         cmd = [self.h2load_bin] + list(args) + [url]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            stdin=subprocess.DEVNULL, timeout=timeout)

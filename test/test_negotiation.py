@@ -24,6 +24,7 @@ import h2.connection
 import h2.events
 import pytest
 
+from h2env import slowdown
 from h2sock import H2Response
 
 pytestmark = pytest.mark.h2
@@ -68,9 +69,11 @@ Listen 127.0.0.1:{h1_only}
     env.reload()
 
 
-def raw_exchange(port, data, timeout=5):
+def raw_exchange(port, data, timeout=None):
     """Send `data` on a fresh connection, read until the server closes or
-    `timeout` passes; returns (bytes read, closed by server)."""
+    `timeout` passes (5 s, longer under a sanitizer); returns (bytes read,
+    closed by server)."""
+    timeout = timeout or 5 * slowdown()
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     try:
         s.sendall(data)
@@ -269,7 +272,7 @@ def upgrade_post_in_pieces(env, port, data, first=1000, pause=0.5):
             "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
             "HTTP2-Settings: %s\r\nContent-Length: %d\r\n\r\n"
             % (env.domain, port, settings.decode(), len(data))).encode()
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s = socket.create_connection(("127.0.0.1", port), timeout=10 * slowdown())
     try:
         s.sendall(head + data[:first])
         early = b""
@@ -278,7 +281,7 @@ def upgrade_post_in_pieces(env, port, data, first=1000, pause=0.5):
             early = s.recv(65536)
         except socket.timeout:
             pass
-        s.settimeout(10)
+        s.settimeout(10 * slowdown())
         s.sendall(data[first:])
         buf = early
         while b"\r\n\r\n" not in buf:
