@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+#include <poll.h>
+#include <apr_portable.h>
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
 #include <apr_thread_cond.h>
@@ -58,6 +60,23 @@ static void wake_locked(h2_session *s)
     }
 }
 
+/* 1 when the client sent something the MPM has not handed back to us yet:
+ * the connection is waiting for an MPM thread, it is not idle. */
+static int has_input(h2_session *s)
+{
+    apr_socket_t *sock = ap_get_conn_socket(s->c1);
+    apr_os_sock_t fd;
+    struct pollfd pfd;
+
+    if (!sock || apr_os_sock_get(&fd, sock) != APR_SUCCESS) {
+        return 0;
+    }
+    pfd.fd = fd;
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
 static void *APR_THREAD_FUNC reaper(apr_thread_t *thread, void *data)
 {
     h2_util_thread_name("h2-idle");
@@ -68,6 +87,12 @@ static void *APR_THREAD_FUNC reaper(apr_thread_t *thread, void *data)
 
         for (; s; s = n) {
             n = s->idle_next;
+            if (!idle.stopping && s->idle_deadline <= now && has_input(s)) {
+                /* all MPM threads were busy (e.g. with connections waiting
+                 * for their streams) when the client's next requests came:
+                 * closing it now would fail them. Look again later. */
+                s->idle_deadline = now + s->keepalive_timeout;
+            }
             if (idle.stopping || s->idle_deadline <= now) {
                 wake_locked(s);
             }

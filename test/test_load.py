@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import report
-from h2client import H2Client
+from h2client import H2Client, install_cgi
 from h2env import H2TestEnv, Sandbox, SandboxError, run_dir_for, second_port_base
 from sandbox import port_open
 
@@ -62,8 +62,9 @@ KeepAliveTimeout 30
 class SecondEnv(H2TestEnv):
     """A second instance of the suite's kind, on its own ports and run dir."""
 
-    def __init__(self, first):
+    def __init__(self, first, conf=None):
         super().__init__()
+        self.conf = DEBIAN_MPM_CONF if conf is None else conf
         base = second_port_base(first.port_base)
         self.port_base = base
         self.sandbox = Sandbox(run_dir=run_dir_for(base), port_base=base,
@@ -89,7 +90,7 @@ class SecondEnv(H2TestEnv):
                 os.unlink(sb.path("logs", name))
         os.makedirs(self.path("tmp"), exist_ok=True)
         self.track_sanitizer_reports()
-        self.add_conf("debian-mpm", DEBIAN_MPM_CONF + os.environ.get("H2_TEST_EXTRA_CONF", ""))
+        self.add_conf("debian-mpm", self.conf + os.environ.get("H2_TEST_EXTRA_CONF", ""))
         # our ports lie in the kernel's ephemeral range: a client socket
         # (ours or another instance's) may hold one for a moment
         for attempt in range(20):
@@ -227,3 +228,56 @@ def test_debian_mpm_instance_stops_without_crashed_children(debian_env):
     crashes = [l for l in e.log_problems() if "exit signal" in l]
     e.mark_log_checked()
     assert crashes == []
+
+
+# Two MPM threads only: two connections waiting for slow streams hold both.
+BUSY_MPM_CONF = """\
+KeepAliveTimeout 1
+<IfModule mpm_event_module>
+    ServerLimit 1
+    StartServers 1
+    ThreadLimit 2
+    ThreadsPerChild 2
+    MaxRequestWorkers 2
+    MinSpareThreads 1
+    MaxSpareThreads 2
+</IfModule>
+"""
+
+CGI_SLEEP = """\
+import os, sys, time
+secs = float(os.environ.get("QUERY_STRING", "s=3").split("=")[-1])
+sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\n")
+time.sleep(secs)
+sys.stdout.write("woke up\\n")
+"""
+
+
+def test_idle_connection_whose_requests_wait_for_an_mpm_thread_is_not_timed_out(env):
+    """A parked connection whose client sends requests while every MPM
+    thread is busy waits for a thread; KeepAliveTimeout must not close it
+    meanwhile, since it is not idle."""
+    if env.mpm != "event":
+        pytest.skip("only the event MPM parks idle connections")
+    e = SecondEnv(env, BUSY_MPM_CONF)
+    e.start()
+    try:
+        e.ignore_log(r"AH00484: server reached MaxRequestWorkers setting")
+        e.ignore_log(r"AH10159: server is within MinSpareThreads of MaxRequestWorkers")
+        install_cgi(e, "slow.py", CGI_SLEEP)
+        with H2Client.connect(e, "h2c") as idle, \
+                H2Client.connect(e, "h2c") as a, H2Client.connect(e, "h2c") as b:
+            idle.wait_settings()
+            busy = [(c, c.request("GET", "/cgi-bin/slow.py?s=%d" % (3 * e.slow)))
+                    for c in (a, b)]
+            time.sleep(0.5)
+            # both MPM threads now wait for the slow streams
+            r = idle.get("/1k.txt", timeout=20 * e.slow)
+            assert r.status == 200 and r.body == env.docroot_file("1k.txt")
+            assert idle.goaway is None
+            for c, sid in busy:
+                r = c.wait_done(sid, 20 * e.slow)
+                assert r.status == 200 and r.body == b"woke up\n"
+        assert e.log_problems() == []
+    finally:
+        e.stop()
