@@ -47,6 +47,7 @@ h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap)
         hp->free[k] = c->next;
         hp->nclass[k]--;
         hp->nfree--;
+        hp->free_bytes -= c->cap;
     }
     else {
         apr_size_t alloc = (k >= 0)? class_size(k) : cap;
@@ -84,11 +85,13 @@ void h2_hpool_put(h2_hpool *hp, h2_hchunk *c)
         c->fd = -1;
     }
     k = size_class(c->cap);
-    if (k >= 0 && class_size(k) == c->cap && hp->nclass[k] < hp->max_free) {
+    if (k >= 0 && class_size(k) == c->cap && hp->nclass[k] < hp->max_free
+        && hp->free_bytes + c->cap <= H2_HPOOL_MAX_FREE_BYTES) {
         c->next = hp->free[k];
         hp->free[k] = c;
         hp->nclass[k]++;
         hp->nfree++;
+        hp->free_bytes += c->cap;
     }
     else {
         free(c);
@@ -104,6 +107,7 @@ void h2_hpool_trim(h2_hpool *hp, int keep)
             hp->free[k] = c->next;
             hp->nclass[k]--;
             hp->nfree--;
+            hp->free_bytes -= c->cap;
             free(c);
         }
     }

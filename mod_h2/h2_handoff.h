@@ -66,7 +66,12 @@ typedef struct h2_hpool {
     int nfree;             /* over all classes */
     int max_free;          /* per class */
     int nclass[H2_HCLASSES];
+    apr_size_t free_bytes; /* data capacity of the cached chunks */
 } h2_hpool;
+
+/* Bytes of chunk capacity a pool caches at most: a busy connection with
+ * many small responses would otherwise keep a full set of every class. */
+#define H2_HPOOL_MAX_FREE_BYTES (256 * 1024)
 
 typedef struct h2_hqueue {
     h2_hchunk *first, *last;

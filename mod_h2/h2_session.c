@@ -1702,7 +1702,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
      * 1.4k instructions per request. */
     nghttp2_option_set_no_http_messaging(opt, 1);
     /* MaxMemFree bounds this cache like the others */
-    h2_ngmem_init(&s->ngmem, h2_util_cache_max(32, 4096));
+    h2_ngmem_init(&s->ngmem, h2_util_cache_max(16, 4096));
     rv = nghttp2_session_server_new3(&s->ngh, cbs, s, opt, &s->ngmem.mem);
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cbs);

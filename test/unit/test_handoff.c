@@ -130,6 +130,18 @@ int main(void)
     h2_hpool_trim(&hp, 0);
     CHECK(hp.nfree == 0);
 
+    /* the cache holds at most H2_HPOOL_MAX_FREE_BYTES of capacity */
+    {
+        h2_hchunk *many[40];
+        hp.max_free = 64;
+        for (i = 0; i < 40; ++i) many[i] = h2_hpool_get(&hp, H2_HC_DATA, H2_HCHUNK_SIZE);
+        for (i = 0; i < 40; ++i) h2_hpool_put(&hp, many[i]);
+        CHECK(hp.free_bytes <= H2_HPOOL_MAX_FREE_BYTES);
+        CHECK(hp.nfree == H2_HPOOL_MAX_FREE_BYTES / H2_HCHUNK_SIZE);
+        h2_hpool_trim(&hp, 0);
+        CHECK(hp.nfree == 0 && hp.free_bytes == 0);
+    }
+
     apr_pool_destroy(pool);
     apr_terminate();
     return unit_done("test_handoff");
