@@ -96,15 +96,15 @@ void h2_c1_waiter_drain(h2_c1_waiter *w)
     }
 }
 
-void h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
-                       apr_interval_time_t timeout)
+int h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
+                      apr_interval_time_t timeout)
 {
     struct pollfd pfd[2];
     apr_os_sock_t fd;
     int ms = (timeout < 0)? -1 : (int)((timeout + 999) / 1000);
 
     if (apr_os_sock_get(&fd, sock) != APR_SUCCESS) {
-        return;
+        return 0;
     }
     pfd[0].fd = fd;
     pfd[0].events = POLLIN;
@@ -113,7 +113,9 @@ void h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
     pfd[0].revents = pfd[1].revents = 0;
     if (poll(pfd, 2, ms) > 0 && (pfd[1].revents & POLLIN)) {
         h2_c1_waiter_drain(w);
+        return 1;
     }
+    return 0;
 }
 
 void h2_c1_waiter_wake(h2_c1_waiter *w)

@@ -1253,7 +1253,7 @@ static apr_status_t send_output(h2_session *s, int *progress)
 static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
 {
     h2_c1_waiter *w = h2_c1_waiter_get();
-    int woken;
+    int woken, consumed;
 
     if (!w) {
         apr_sleep(apr_time_from_msec(1));
@@ -1274,7 +1274,7 @@ static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
     s->wakeup_sent = 0;
     apr_thread_mutex_unlock(s->mutex);
 
-    h2_c1_waiter_wait(w, ap_get_conn_socket(s->c1), timeout);
+    consumed = h2_c1_waiter_wait(w, ap_get_conn_socket(s->c1), timeout);
 
     apr_thread_mutex_lock(s->mutex);
     woken = s->wakeup_sent;
@@ -1282,9 +1282,10 @@ static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
     s->wakeup_sent = 0;
     s->waiter = NULL;
     apr_thread_mutex_unlock(s->mutex);
-    if (woken) {
-        /* the socket ended the wait, a wakeup came on top: the thread's
-         * next wait (maybe for another connection) must not see it */
+    if (woken && !consumed) {
+        /* the socket ended the wait, the (single) wakeup of this wait came
+         * on top: the thread's next wait, maybe for another connection,
+         * must not see it */
         h2_c1_waiter_drain(w);
     }
 }

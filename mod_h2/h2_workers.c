@@ -126,13 +126,20 @@ static h2_stream *queue_take(h2_workers *w)
     return stream;
 }
 
-/* Called with the lock held: take up to n parked workers off the idle list
- * (they count as awake from now on) into wake[], starting new threads when
- * none is parked. The caller signals them after unlocking, so that they do
- * not wake up only to block on the lock it still holds. */
+/* Workers one push or watchdog tick wakes at most. */
+#define H2_WAKE_MAX 64
+
+/* Called with the lock held: take up to n (at most H2_WAKE_MAX) parked
+ * workers off the idle list (they count as awake from now on) into wake[],
+ * starting new threads when none is parked. The caller signals them after
+ * unlocking, so that they do not wake up only to block on the lock it
+ * still holds. */
 static int take_idle_locked(h2_workers *w, int n, h2_worker **wake)
 {
     int k = 0;
+    if (n > H2_WAKE_MAX) {
+        n = H2_WAKE_MAX;
+    }
     while (k < n) {
         if (w->idle) {
             h2_worker *wk = w->idle;
@@ -218,7 +225,7 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
 
 void h2_workers_push(h2_workers *w, h2_stream **streams, int n)
 {
-    h2_worker *wake[64];
+    h2_worker *wake[H2_WAKE_MAX];
     int i, want, nwake, awake, kick_watch = 0;
 
     apr_thread_mutex_lock(w->mutex);
@@ -243,9 +250,6 @@ void h2_workers_push(h2_workers *w, h2_stream **streams, int n)
     awake = (int)apr_atomic_read32(&w->nawake);
     want = w->concurrency - awake;
     if (want > n) want = n;
-    if (want > (int)(sizeof(wake)/sizeof(wake[0]))) {
-        want = (int)(sizeof(wake)/sizeof(wake[0]));
-    }
     nwake = (want > 0)? take_idle_locked(w, want, wake) : 0;
     if (w->watch_sleeps && w->nqueued > nwake) {
         /* streams wait for workers that may block: have them watched */
@@ -293,12 +297,8 @@ static void *APR_THREAD_FUNC watch_run(apr_thread_t *thread, void *data)
         }
         apr_thread_cond_timedwait(w->watch_cond, w->mutex, H2_WORKER_STALL);
         if (w->q_first && w->ntaken == seen && !w->shutdown) {
-            h2_worker *wake[64];
-            int want = w->nqueued, nwake;
-            if (want > (int)(sizeof(wake)/sizeof(wake[0]))) {
-                want = (int)(sizeof(wake)/sizeof(wake[0]));
-            }
-            nwake = take_idle_locked(w, want, wake);
+            h2_worker *wake[H2_WAKE_MAX];
+            int nwake = take_idle_locked(w, w->nqueued, wake);
             ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, w->s,
                          "h2_workers: %d streams queued, none taken for %dms, "
                          "waking %d more workers", w->nqueued,
