@@ -134,24 +134,7 @@ Listen 127.0.0.1:{nw}
         self.add_conf("bench", conf)
 
     def children(self):
-        ppid = self.pid()
-        return child_pids(ppid) if ppid else []
-
-
-def child_pids(ppid):
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                st = f.read()
-        except OSError:
-            continue
-        fields = st.rsplit(")", 1)[1].split()
-        if int(fields[1]) == ppid:
-            out.append(int(d))
-    return out
+        return self.child_pids()
 
 
 class HttpdInstance:

@@ -201,6 +201,20 @@ def pid_alive(pid):
         return False
 
 
+def child_pids(ppid):
+    """Pids of the processes whose parent is ppid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == ppid:
+                        out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
+
+
 def listen_inodes(ports):
     """Inodes of the sockets listening on 127.0.0.1 at the given ports."""
     want = set("0100007F:%04X" % p for p in ports)
@@ -929,19 +943,9 @@ MaxMemFree 1
             time.sleep(0.05)
 
     def child_pids(self):
+        """Pids of the running httpd's child processes."""
         ppid = self.pid()
-        out = []
-        if not ppid:
-            return out
-        for d in os.listdir("/proc"):
-            if d.isdigit():
-                try:
-                    with open("/proc/%s/stat" % d) as f:
-                        if int(f.read().rsplit(")", 1)[1].split()[1]) == ppid:
-                            out.append(int(d))
-                except (OSError, IndexError, ValueError):
-                    continue
-        return out
+        return child_pids(ppid) if ppid else []
 
     def start_retrying_bind(self, attempts=20):
         """start(), again for a while when a port is in use for a moment

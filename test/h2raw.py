@@ -398,21 +398,7 @@ def _read(path):
 
 def httpd_children(env):
     """Pids of the sandbox httpd's child processes (parent from the pid file)."""
-    parent = env.sandbox.pid()
-    kids = []
-    if parent is None:
-        return kids
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            stat = _read("/proc/%s/stat" % d)
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[1]) == parent:
-            kids.append(int(d))
-    return kids
+    return env.sandbox.child_pids()
 
 
 def rss_bytes(pids):
