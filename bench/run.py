@@ -275,10 +275,13 @@ def proc_counters(pids):
     return {"cpu": cpu, "vcsw": vol, "nvcsw": nonvol}
 
 
-def proc_memory(pid):
+def proc_memory(pid, pss=True):
     """Memory of one process in kB from /proc/<pid>/status and
     smaps_rollup (VmRSS, its anon/file/shmem parts, VmData, Pss, Pss_Anon,
-    threads); None if the process is gone."""
+    threads); None if the process is gone. pss=False leaves out
+    smaps_rollup: it walks the page tables under the process's memory map
+    lock, which stalls the process's page faults and mmap calls meanwhile
+    (status only reads counters)."""
     keys = {"VmRSS:": "rss_kb", "RssAnon:": "rss_anon_kb", "RssFile:": "rss_file_kb",
             "RssShmem:": "rss_shmem_kb", "VmData:": "vm_data_kb", "Threads:": "threads"}
     res = {"pid": pid}
@@ -288,12 +291,13 @@ def proc_memory(pid):
                 k = line.split(None, 1)[0] if line.strip() else ""
                 if k in keys:
                     res[keys[k]] = int(line.split()[1])
-        with open("/proc/%d/smaps_rollup" % pid) as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    res["pss_kb"] = int(line.split()[1])
-                elif line.startswith("Pss_Anon:"):
-                    res["pss_anon_kb"] = int(line.split()[1])
+        if pss:
+            with open("/proc/%d/smaps_rollup" % pid) as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        res["pss_kb"] = int(line.split()[1])
+                    elif line.startswith("Pss_Anon:"):
+                        res["pss_anon_kb"] = int(line.split()[1])
     except (OSError, ValueError, IndexError):
         return None
     return res

@@ -166,22 +166,27 @@ def smaps_classes(pid):
     return res
 
 
-def sample(inst, t, phase, h2loads):
+def sample(inst, t, phase, h2loads, detail=True):
+    """Memory of the server's processes. Only a detail sample reads Pss
+    and the mappings (smaps_rollup, smaps): both walk a process's page
+    tables under its memory map lock, and on a saturated machine the
+    reading thread gets preempted holding it, stalling the server's page
+    faults and mmap calls for seconds. RSS comes from status, lock-free."""
     parent = inst.sb.pid()
     procs = []
     for role, pid in ([("parent", parent)] if parent else []) + [
             ("child", p) for p in sorted(inst.pids())]:
-        m = run.proc_memory(pid)
+        m = run.proc_memory(pid, pss=detail)
         if m is None:
             continue
         if role == "child" and m.get("threads", 0) == 1:
             role = "cgid"          # mod_cgid's daemon: the one single-threaded child
         m["role"] = role
-        if role == "child":
+        if role == "child" and detail:
             m.update(smaps_classes(pid) or {})
         procs.append(m)
-    tot = {k: sum(p.get(k, 0) for p in procs) for k in (
-        "rss_kb", "pss_kb", "rss_anon_kb", "pss_anon_kb", "threads")}
+    keys = ("rss_kb", "rss_anon_kb", "threads") + (("pss_kb", "pss_anon_kb") if detail else ())
+    tot = {k: sum(p.get(k, 0) for p in procs) for k in keys}
     cpu = run.proc_counters([p["pid"] for p in procs])
     return dict(tot, t=round(t, 1), phase=phase, procs=procs,
                 n_procs=len(procs), n_children=sum(1 for p in procs if p["role"] == "child"),
@@ -221,7 +226,10 @@ def analyze(res):
     if ref and end:
         soak = [s for s in under_load if ref["t"] <= s["t"] <= end["t"]]
         for k in ("rss_kb", "pss_kb", "rss_anon_kb"):
-            mx = max(soak, key=lambda s: s[k])
+            have = [s for s in soak if k in s]   # Pss: detail samples only
+            if k not in ref or k not in end or not have:
+                continue
+            mx = max(have, key=lambda s: s[k])
             an[k] = {"after_warm_up": ref[k], "end": end[k], "max": mx[k], "max_t": mx["t"],
                      "ratio_end": end[k] / ref[k] if ref[k] else None,
                      "ratio_max": mx[k] / ref[k] if ref[k] else None}
@@ -256,7 +264,8 @@ def analyze(res):
                                          for lo, hi in ((ref["t"], mid), (mid, end["t"]))]
         idle = [x for x in samples if x["phase"] == "idle after"]
         if idle:
-            an["idle_after"] = {k: idle[-1][k] for k in ("rss_kb", "pss_kb", "rss_anon_kb", "t")}
+            an["idle_after"] = {k: idle[-1].get(k, 0)
+                                for k in ("rss_kb", "pss_kb", "rss_anon_kb", "t")}
     # child processes that came or went during the run
     seen, events, prev = {}, [], None
     for s in samples:
@@ -385,6 +394,8 @@ def write_report(res):
               "| measure | after warm-up MB | end MB | max MB (at t) | end / after warm-up "
               "| max / after warm-up |", "|---|---|---|---|---|---|"]
         for k, label in (("rss_kb", "RSS"), ("pss_kb", "Pss"), ("rss_anon_kb", "RSS anon")):
+            if k not in an:
+                continue
             a = an[k]
             L.append("| %s | %s | %s | %s (%.0f s) | **%.3f** | %.3f |" % (
                 label, mb(a["after_warm_up"]), mb(a["end"]), mb(a["max"]), a["max_t"],
@@ -433,7 +444,8 @@ def write_report(res):
                          if p["role"] == "child")
         L.append("| %.0f | %s | %d | %d | %s | %s | %s | %s | %s |" % (
             s["t"], s["phase"], s["n_procs"], s["threads"], mb(s["rss_kb"]),
-            mb(s["pss_kb"]), mb(s["rss_anon_kb"]), kids, s["loadavg"]))
+            mb(s["pss_kb"]) if "pss_kb" in s else "-", mb(s["rss_anon_kb"]), kids,
+            s["loadavg"]))
     elog = res.get("error_log", {})
     L += ["", "## Error log", "",
           "Lines at warn and above written during the run (LogLevel warn), by "
@@ -478,11 +490,11 @@ def plot(res, base):
     an = res.get("analysis", {})
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
     ax = axes[0]
-    ts = [s["t"] for s in samples]
     for k, label, color in (("rss_kb", "RSS", "#d62728"), ("pss_kb", "Pss", "#1f77b4"),
                             ("rss_anon_kb", "RSS anon", "#2ca02c")):
-        ax.plot(ts, [s[k] / 1024.0 for s in samples], marker="o", ms=2, color=color,
-                label=label)
+        have = [s for s in samples if k in s]
+        ax.plot([s["t"] for s in have], [s[k] / 1024.0 for s in have], marker="o", ms=2,
+                color=color, label=label)
     if "rss_kb" in an:
         ref = an["rss_kb"]["after_warm_up"] / 1024.0
         ax.axhspan(ref * (1 - RSS_LIMIT), ref * (1 + RSS_LIMIT), color="#d62728", alpha=0.08,
@@ -518,7 +530,8 @@ def plot(res, base):
 
 # ---------------------------------------------------------------- main
 def soak(cfg, res):
-    inst = run.HttpdInstance("soak", "ours", run.threads_conf(cfg.threads_per_child))
+    inst = run.HttpdInstance("soak", "ours", run.threads_conf(cfg.threads_per_child)
+                             + ("\nLogLevel %s\n" % cfg.log_level if cfg.log_level else ""))
     log_offset = inst.sb.log_size()
     inst.start()
     log("started %s" % inst.sb.status())
@@ -552,8 +565,10 @@ def soak(cfg, res):
             h.start()
             log("h2load %s: %s" % (h.name, " ".join(h.cmd[1:])))
         hard_deadline = t0 + total + 120
-        # every interval, at the end of the warm-up, and 2 s before h2load ends
-        times = sorted(set(range(0, total, cfg.interval)) | {cfg.warm_up, total - 2})
+        # every interval, at the end of the warm-up, and 2 s before h2load
+        # ends; details (Pss, mappings) at those two and once a minute
+        detail_times = set(range(0, total, 60)) | {cfg.warm_up, total - 2}
+        times = sorted(set(range(0, total, cfg.interval)) | detail_times)
         i = 0
         while any(h.running() for h in loads):
             now = time.time()
@@ -561,14 +576,18 @@ def soak(cfg, res):
                 log("h2load still running %ds after its end: stopping it" % (now - t0 - total))
                 break
             if i < len(times) and now - t0 >= times[i]:
+                # one sample for all points due (a late one must not be
+                # followed by a burst of catch-up samples)
+                due = [x for x in times[i:] if now - t0 >= x]
+                i += len(due)
                 t = now - t0
-                s = sample(inst, t, "warm-up" if t < cfg.warm_up - 1 else "soak", loads)
+                s = sample(inst, t, "warm-up" if t < cfg.warm_up - 1 else "soak", loads,
+                           detail=any(x in detail_times for x in due))
                 samples.append(s)
-                i += 1
                 log("t=%4.0f %-7s procs %d threads %d RSS %s MB Pss %s MB anon %s MB "
                     "load %s" % (t, s["phase"], s["n_procs"], s["threads"],
-                                 mb(s["rss_kb"]), mb(s["pss_kb"]), mb(s["rss_anon_kb"]),
-                                 s["loadavg"]))
+                                 mb(s["rss_kb"]), mb(s["pss_kb"]) if "pss_kb" in s else "-",
+                                 mb(s["rss_anon_kb"]), s["loadavg"]))
                 continue
             time.sleep(0.2)
     finally:
@@ -601,6 +620,9 @@ def main():
     ap.add_argument("--threads-per-child", type=int, default=0,
                     help="event MPM ThreadsPerChild (4 x this workers); default: the "
                          "sandbox's 25 (100 workers)")
+    ap.add_argument("--log-level", default="",
+                    help="LogLevel for the run (default: warn), e.g. 'warn h2:debug' to see "
+                         "why connections end")
     ap.add_argument("--no-setup", action="store_true", help="skip the install step")
     ap.add_argument("--tag", default="", help="suffix for the result file names")
     ap.add_argument("--report", metavar="JSON",
