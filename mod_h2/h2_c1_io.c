@@ -41,6 +41,8 @@ APLOG_USE_MODULE(h2);
 #define H2_IO_READ_SIZE     (64 * 1024)
 /* Files are mapped in windows this large: one mmap serves 256 frames. */
 #define H2_IO_MMAP_WINDOW   (4 * 1024 * 1024)
+/* Without sendfile, file ranges smaller than this are copied, not mapped. */
+#define H2_IO_MAP_MIN       (256 * 1024)
 #define H2_IO_PAGE          4096
 /* Pieces per writev: frame headers and file slices alternate. */
 #define H2_IO_MAX_IOV       256
@@ -234,10 +236,50 @@ static apr_bucket *mmap_slice(h2_c1_io *io, apr_file_t *f, apr_off_t off,
     return slice;
 }
 
+/* Read len bytes of f at off into the arena (TLS: in records). */
+static apr_status_t copy_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
+                              apr_size_t len)
+{
+    apr_os_file_t fd;
+    apr_status_t rv = APR_SUCCESS;
+
+    apr_os_file_get(&fd, f);
+    while (len > 0 && rv == APR_SUCCESS) {
+        apr_size_t n = seg_room(io);
+        ssize_t r;
+        if (!io->buf || n == 0) {
+            rv = make_room(io);
+            continue;
+        }
+        if (n > len) {
+            n = len;
+        }
+        do {
+            r = pread(fd, io->buf + io->buf_len, n, off);
+        } while (r < 0 && errno == EINTR);
+        if (r <= 0) {
+            return r < 0? APR_FROM_OS_ERROR(errno) : APR_EOF;
+        }
+        io->buf_len += (apr_size_t)r;
+        io->pending += (apr_size_t)r;
+        off += r;
+        len -= (apr_size_t)r;
+    }
+    return rv;
+}
+
 apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
-                                  apr_size_t len, int can_mmap, apr_pool_t *p,
+                                  apr_size_t len, apr_off_t range_left,
+                                  int can_mmap, apr_pool_t *p,
                                   void **pmm, apr_off_t *pmm_off)
 {
+    if (!*pmm && range_left < H2_IO_MAP_MIN
+        && (io->is_tls || !(apr_file_flags_get(f) & APR_SENDFILE_ENABLED))) {
+        /* Small, and sendfile is off: copying costs less than mapping
+         * (mmap, page faults and munmap all take the process's memory map
+         * lock, which many connection threads then queue for). */
+        return copy_file(io, f, off, len);
+    }
     if (!io->is_tls) {
         apr_bucket *b = NULL;
         emit_seg(io);
@@ -264,9 +306,8 @@ apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
         /* TLS encrypts from memory anyway: copy into the record buffers
          * from the mapped window (one copy, no syscall per record), or
          * read with pread where mmap is off. */
-        apr_os_file_t fd;
-        apr_status_t rv = APR_SUCCESS;
         apr_bucket *slice = can_mmap? mmap_slice(io, f, off, len, p, pmm, pmm_off) : NULL;
+        apr_status_t rv;
         if (slice) {
             const char *data;
             apr_size_t dlen;
@@ -277,29 +318,7 @@ apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
             apr_bucket_destroy(slice);
             return rv;
         }
-        apr_os_file_get(&fd, f);
-        while (len > 0 && rv == APR_SUCCESS) {
-            apr_size_t n = seg_room(io);
-            ssize_t r;
-            if (!io->buf || n == 0) {
-                rv = make_room(io);
-                continue;
-            }
-            if (n > len) {
-                n = len;
-            }
-            do {
-                r = pread(fd, io->buf + io->buf_len, n, off);
-            } while (r < 0 && errno == EINTR);
-            if (r <= 0) {
-                return r < 0? APR_FROM_OS_ERROR(errno) : APR_EOF;
-            }
-            io->buf_len += (apr_size_t)r;
-            io->pending += (apr_size_t)r;
-            off += r;
-            len -= (apr_size_t)r;
-        }
-        return rv;
+        return copy_file(io, f, off, len);
     }
 }
 

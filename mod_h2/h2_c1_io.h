@@ -52,14 +52,17 @@ void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls);
 /* Copy len bytes to the output. */
 apr_status_t h2_c1_io_append(h2_c1_io *io, const char *data, apr_size_t len);
 
-/* Queue len bytes of file f at off. On cleartext the data is not copied:
- * with mmap allowed it is a slice of a mapped window kept in *pmm, which
+/* Queue len bytes of file f at off; range_left is what remains of the
+ * file range being sent, this piece included. On cleartext, the data is
+ * not copied, unless sendfile is off and the range small: with mmap
+ * allowed, a piece is a slice of a mapped window kept in *pmm, which
  * starts at file offset *pmm_off (the caller destroys the bucket *pmm
- * when done with the file), else a file bucket for
- * sendfile; f must stay open until the next h2_c1_io_flush() returned.
- * On TLS the data is read into the record buffers. */
+ * when done with the file), else a file bucket for sendfile; f must stay
+ * open until the next h2_c1_io_flush() returned. On TLS, and for small
+ * ranges without sendfile, the data is read into the arena. */
 apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
-                                  apr_size_t len, int can_mmap, apr_pool_t *p,
+                                  apr_size_t len, apr_off_t range_left,
+                                  int can_mmap, apr_pool_t *p,
                                   void **pmm, apr_off_t *pmm_off);
 
 /* Write out everything queued; blocks until the data is with the kernel. */

@@ -817,9 +817,10 @@ static int send_data(nghttp2_session *ngh, nghttp2_frame *frame,
             }
             /* with sendfile allowed and mmap not, the core sendfiles each
              * frame; otherwise frames are slices of one mapped window and
-             * go out in few writev calls, equally without copies */
+             * go out in few writev calls, equally without copies (small
+             * ranges without sendfile are copied, see h2_c1_io) */
             rv = h2_c1_io_append_file(&s->io, c->file, c->foff, k,
-                                      c->fd_mmap,
+                                      (apr_off_t)c->flen, c->fd_mmap,
                                       stream->pool, &c->mm, &c->mm_off);
             c->foff += k;
             c->flen -= k;
