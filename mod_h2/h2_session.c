@@ -748,7 +748,7 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
     else if (c && c->type == H2_HC_TRAILERS) {
         nghttp2_nv *nv;
         size_t nvlen;
-        if (h2_util_chunk_to_nv(c, stream->pool, &nv, &nvlen, 0) == APR_SUCCESS
+        if (h2_util_chunk_to_nv(c, stream->pool, &nv, &nvlen, 0, 0) == APR_SUCCESS
             && nvlen > 0) {
             *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
             nghttp2_submit_trailer(ngh, stream_id, nv, nvlen);
@@ -968,7 +968,9 @@ static void submit_response(h2_session *s, h2_stream *stream, h2_hchunk *c,
     nghttp2_data_provider prd;
     int rv;
 
-    if (h2_util_chunk_to_nv(c, stream->pool, &nv, &nvlen, 1) != APR_SUCCESS) {
+    /* nghttp2 points into the chunk rather than copying it: the chunk
+     * stays with the stream (held) until the stream is gone */
+    if (h2_util_chunk_to_nv(c, stream->pool, &nv, &nvlen, 1, 1) != APR_SUCCESS) {
         nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, stream->id,
                                   H2_ERR_INTERNAL_ERROR);
         return;
@@ -1002,14 +1004,14 @@ static void process_output(h2_session *s, h2_stream *stream)
             if (!stream->response_submitted) {
                 submit_response(s, stream, c, 0);
             }
-            h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(&stream->c1_out));
+            h2_hqueue_append(&stream->held, h2_hqueue_pop(&stream->c1_out));
             continue;
         case H2_HC_HEADERS: {
             int body = !(c->next && c->next->type == H2_HC_EOS);
             if (!stream->response_submitted) {
                 submit_response(s, stream, c, body);
             }
-            h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(&stream->c1_out));
+            h2_hqueue_append(&stream->held, h2_hqueue_pop(&stream->c1_out));
             if (!body) {
                 h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(&stream->c1_out));
             }

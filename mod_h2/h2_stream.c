@@ -131,6 +131,7 @@ void h2_stream_destroy(h2_stream *stream)
     h2_hqueue_clear(&stream->in, &session->hpool);
     h2_hqueue_clear(&stream->out, &session->hpool);
     h2_hqueue_clear(&stream->c1_out, &session->hpool);
+    h2_hqueue_clear(&stream->held, &session->hpool);
     apr_thread_mutex_unlock(session->mutex);
     apr_pool_destroy(stream->pool);
 }

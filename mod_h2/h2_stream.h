@@ -54,6 +54,7 @@ struct h2_stream {
     apr_table_t *trailers_in;
     int answer_status;             /* >0: answer directly with this status */
     h2_hqueue c1_out;              /* response chunks taken over from out */
+    h2_hqueue held;                /* submitted fields nghttp2 points into */
     apr_size_t c1_sent;            /* bytes sent since the last sync */
     int response_submitted;
     int data_deferred;             /* nghttp2 waits for data on us */

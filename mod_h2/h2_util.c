@@ -60,6 +60,7 @@ const char *h2_util_error_str(uint32_t code)
 typedef struct {
     nghttp2_nv *nv;
     size_t n;
+    uint8_t flags;
 } nv_ctx;
 
 static int add_nv(void *ctx, const char *name, apr_size_t nlen,
@@ -71,19 +72,21 @@ static int add_nv(void *ctx, const char *name, apr_size_t nlen,
     x->nv[x->n].namelen = nlen;
     x->nv[x->n].value = (uint8_t *)value;
     x->nv[x->n].valuelen = vlen;
-    x->nv[x->n].flags = NGHTTP2_NV_FLAG_NONE;
+    x->nv[x->n].flags = x->flags;
     x->n++;
     return 1;
 }
 
 apr_status_t h2_util_chunk_to_nv(const h2_hchunk *c, apr_pool_t *p,
                                  nghttp2_nv **pnv, size_t *pnvlen,
-                                 int with_status)
+                                 int with_status, int no_copy)
 {
     nv_ctx x;
 
     x.nv = apr_palloc(p, (c->nfields + 1) * sizeof(nghttp2_nv));
     x.n = 0;
+    x.flags = no_copy? (NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE)
+                     : NGHTTP2_NV_FLAG_NONE;
     if (with_status) {
         char *st = apr_palloc(p, 4);
         int code = (c->status >= 100 && c->status <= 999)? c->status : 500;
@@ -92,7 +95,7 @@ apr_status_t h2_util_chunk_to_nv(const h2_hchunk *c, apr_pool_t *p,
         st[2] = (char)('0' + code % 10);
         st[3] = 0;
         x.nv[0] = (nghttp2_nv){ (uint8_t *)":status", (uint8_t *)st, 7, 3,
-                                NGHTTP2_NV_FLAG_NONE };
+                                x.flags };
         x.n = 1;
     }
     h2_hchunk_fields_do(c, add_nv, &x);

@@ -33,15 +33,20 @@ int h2_util_cache_max(int max, apr_size_t size);
 /* Name of an RFC 9113 error code, for logs. */
 /* Name the calling thread (Linux), so that `top -H`, perf and /proc tell
  * the module's threads from the MPM's. */
+/* Give memory the C library holds free back to the system (glibc). */
+void h2_util_release_free_memory(void);
+
 void h2_util_thread_name(const char *name);
 
 const char *h2_util_error_str(uint32_t code);
 
 /* Turn a HEADERS/INTERIM/TRAILERS chunk into nghttp2 name/value pairs in
  * pool p, pointing into the chunk (h2_hchunk_fields prepared the fields),
- * ":status" first when with_status. */
+ * ":status" first when with_status. no_copy: nghttp2 may keep pointing
+ * into the chunk instead of copying, so the caller must keep the chunk
+ * until the stream is gone. */
 apr_status_t h2_util_chunk_to_nv(const h2_hchunk *c, apr_pool_t *p,
                                  nghttp2_nv **pnv, size_t *pnvlen,
-                                 int with_status);
+                                 int with_status, int no_copy);
 
 #endif
