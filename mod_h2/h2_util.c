@@ -13,6 +13,9 @@
  * limitations under the License.
  */
 #include <apr_strings.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <apr_lib.h>
 #include <apr_allocator.h>
 #include <httpd.h>
@@ -102,6 +105,13 @@ apr_status_t h2_util_chunk_to_nv(const h2_hchunk *c, apr_pool_t *p,
     *pnv = x.nv;
     *pnvlen = x.n;
     return APR_SUCCESS;
+}
+
+void h2_util_release_free_memory(void)
+{
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
 }
 
 void h2_util_thread_name(const char *name)

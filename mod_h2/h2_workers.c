@@ -15,6 +15,8 @@
 #include <apr_strings.h>
 #include <apr_atomic.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <httpd.h>
 #include <http_log.h>
 #include <mpm_common.h>
@@ -48,6 +50,7 @@ struct h2_workers {
      * change it under the session's lock, not ours. */
     volatile apr_uint32_t nawake;
     int concurrency;          /* awake workers a push aims for */
+    int ncpu;
     apr_uint32_t ntaken;      /* streams taken from the queue, ever */
 
     /* The stall watchdog: wakes more workers when the queue stands still
@@ -61,6 +64,18 @@ struct h2_workers {
  * watchdog wakes more workers than the CPU count (documented in
  * docs/design.md, "Worker wakeups"). */
 #define H2_WORKER_STALL apr_time_from_msec(2)
+/* While every CPU is busy, the stalled workers are as likely to wait for a
+ * CPU as for their handlers, and more threads would only queue up for the
+ * CPUs too (and for the process's memory map lock): the watchdog then
+ * waits this long before it wakes more. */
+#define H2_WORKER_STALL_SATURATED apr_time_from_msec(100)
+
+/* glibc keeps what threads free in its per-thread arenas, and a busy child
+ * frees in other threads than it allocates (workers fill response chunks,
+ * connection threads free them): the free memory in the arenas grew by
+ * megabytes a minute in a 10-minute soak while the memory in use stayed
+ * flat. The watchdog gives it back to the system this often. */
+#define H2_TRIM_INTERVAL apr_time_from_sec(10)
 
 static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data);
 
@@ -275,39 +290,91 @@ apr_status_t h2_worker_wait(h2_worker *wk, apr_thread_mutex_t *mutex,
     return rv;
 }
 
+/* 1 when the machine has at least as many runnable threads as CPUs
+ * (besides the caller), from the kernel's count in /proc/loadavg. */
+static int cpus_saturated(h2_workers *w)
+{
+    char buf[128];
+    const char *slash;
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0) {
+        return 0;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return 0;
+    }
+    buf[n] = '\0';
+    /* "0.52 0.58 0.59 3/467 12345": runnable/total is the fourth field */
+    slash = strchr(buf, '/');
+    while (slash && slash > buf && slash[-1] >= '0' && slash[-1] <= '9') {
+        --slash;
+    }
+    return slash && atoi(slash) - 1 >= w->ncpu;
+}
+
 /* Ticks every H2_WORKER_STALL while streams are queued. When none of them
- * was taken during a whole tick, the awake workers are stuck in handlers
- * that wait on something (a CGI, a backend): then every queued stream gets
- * a worker of its own, up to H2MaxWorkers. */
+ * was taken for a tick, the awake workers are stuck in handlers that wait
+ * on something (a CGI, a backend): then every queued stream gets a worker
+ * of its own, up to H2MaxWorkers. Unless the CPUs are all busy: then the
+ * workers rather wait for a CPU, and only a longer stall wakes more. */
 static void *APR_THREAD_FUNC watch_run(apr_thread_t *thread, void *data)
 {
     h2_workers *w = data;
-    apr_uint32_t seen = 0;
+    apr_uint32_t seen = 0, trimmed_at_taken = 0;
+    apr_time_t since = 0, trim_at = apr_time_now() + H2_TRIM_INTERVAL;
 
     h2_util_thread_name("h2-watch");
     apr_thread_mutex_lock(w->mutex);
     while (!w->shutdown) {
+        apr_time_t stalled, now = apr_time_now();
+        if (now >= trim_at) {
+            /* only after work was done since the last time */
+            if (w->ntaken != trimmed_at_taken) {
+                trimmed_at_taken = w->ntaken;
+                apr_thread_mutex_unlock(w->mutex);
+                h2_util_release_free_memory();
+                apr_thread_mutex_lock(w->mutex);
+            }
+            trim_at = apr_time_now() + H2_TRIM_INTERVAL;
+            continue;
+        }
         if (!w->q_first) {
             w->watch_sleeps = 1;
             while (w->watch_sleeps && !w->shutdown) {
-                apr_thread_cond_wait(w->watch_cond, w->mutex);
+                if (APR_STATUS_IS_TIMEUP(apr_thread_cond_timedwait(
+                        w->watch_cond, w->mutex, trim_at - apr_time_now()))) {
+                    break;
+                }
             }
+            w->watch_sleeps = 0;
             seen = w->ntaken;
+            since = apr_time_now();
             continue;
         }
         apr_thread_cond_timedwait(w->watch_cond, w->mutex, H2_WORKER_STALL);
-        if (w->q_first && w->ntaken == seen && !w->shutdown) {
+        if (!w->q_first || w->ntaken != seen || w->shutdown) {
+            seen = w->ntaken;
+            since = apr_time_now();
+            continue;
+        }
+        stalled = apr_time_now() - since;
+        if (stalled >= H2_WORKER_STALL_SATURATED || !cpus_saturated(w)) {
             h2_worker *wake[H2_WAKE_MAX];
             int nwake = take_idle_locked(w, w->nqueued, wake);
             ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, w->s,
                          "h2_workers: %d streams queued, none taken for %dms, "
                          "waking %d more workers", w->nqueued,
-                         (int)apr_time_as_msec(H2_WORKER_STALL), nwake);
+                         (int)apr_time_as_msec(stalled), nwake);
             apr_thread_mutex_unlock(w->mutex);
             signal_all(wake, nwake);
             apr_thread_mutex_lock(w->mutex);
+            seen = w->ntaken;
+            since = apr_time_now();
         }
-        seen = w->ntaken;
     }
     apr_thread_mutex_unlock(w->mutex);
     return NULL;
@@ -393,7 +460,11 @@ h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
     w->min_workers = min_workers;
     w->max_workers = max_workers;
     w->idle_timeout = apr_time_from_sec(idle_secs);
-    w->concurrency = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    w->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (w->ncpu < 1) {
+        w->ncpu = 1;
+    }
+    w->concurrency = w->ncpu;
     if (w->concurrency < 2) {
         w->concurrency = 2;
     }
