@@ -102,15 +102,20 @@ static h2_start peek_start(conn_rec *c, apr_size_t want)
     return start;
 }
 
+static int mpm_can_waitio(void)
+{
+    int can_waitio = 0;
+    ap_mpm_query(AP_MPMQ_CAN_WAITIO, &can_waitio);
+    return can_waitio;
+}
+
 /* The idle connection waits in the MPM; where the MPM can, in its I/O
  * queue, which (unlike keep-alive) it does not cut short when busy, so a
  * client's next request on an idle connection is never lost. */
 static void wait_in_mpm(conn_rec *c)
 {
-    int can_waitio = 0;
     c->keepalive = AP_CONN_KEEPALIVE;
-    ap_mpm_query(AP_MPMQ_CAN_WAITIO, &can_waitio);
-    if (can_waitio) {
+    if (mpm_can_waitio()) {
         c->cs->state = CONN_STATE_ASYNC_WAITIO;
         c->cs->sense = CONN_SENSE_WANT_READ;
     }
@@ -119,10 +124,20 @@ static void wait_in_mpm(conn_rec *c)
     }
 }
 
+/* The busy connection had its turn: it waits in the MPM until its socket
+ * is writable, which it is at once, i.e. it queues up behind the
+ * connections already waiting for a thread. */
+static void yield_to_mpm(conn_rec *c)
+{
+    c->keepalive = AP_CONN_KEEPALIVE;
+    c->cs->state = CONN_STATE_ASYNC_WAITIO;
+    c->cs->sense = CONN_SENSE_WANT_WRITE;
+}
+
 static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
 {
     apr_status_t rv;
-    int async = 0;
+    int async = 0, how = H2_RUN_BLOCK;
 
     if (!ctx->session) {
         int tls_ok = h2_protocol_tls_ok(c, ctx->server? ctx->server : c->base_server);
@@ -147,11 +162,18 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
     if (c->cs && !r) {
         ap_mpm_query(AP_MPMQ_IS_ASYNC, &async);
         c->cs->state = CONN_STATE_PROCESSING;
+        if (async) {
+            how = H2_RUN_MAY_PARK | (mpm_can_waitio()? H2_RUN_MAY_YIELD : 0);
+        }
     }
-    rv = h2_session_process(ctx->session, async);
+    rv = h2_session_process(ctx->session, how);
     if (APR_STATUS_IS_EAGAIN(rv) && c->cs) {
         h2_c1_idle_park(ctx->session);
         wait_in_mpm(c);
+        return OK;
+    }
+    if (rv == APR_INCOMPLETE && c->cs) {
+        yield_to_mpm(c);
         return OK;
     }
     c->keepalive = AP_CONN_CLOSE;

@@ -53,6 +53,13 @@ APLOG_USE_MODULE(h2);
  * so that a graceful stop is noticed. */
 #define H2_WAIT_SLICE apr_time_from_msec(500)
 
+/* A connection with streams in flight keeps its MPM thread while it waits
+ * for them; under a steady load it never goes idle. After this long it
+ * hands the thread back (the MPM queues it again at once), so that
+ * connections waiting for a thread get their turn: without it, more busy
+ * connections than MPM threads starve the rest until they time out. */
+#define H2_C1_TURN apr_time_from_msec(100)
+
 const char *h2_session_state_str(h2_session_state state)
 {
     switch (state) {
@@ -1335,17 +1342,28 @@ static int output_stalled(h2_session *s)
     return 0;
 }
 
-apr_status_t h2_session_process(h2_session *s, int may_return)
+static int turn_over(h2_session *s)
+{
+    return apr_time_now() - s->turn_start >= H2_C1_TURN;
+}
+
+/* How long a wait may last before the turn is over (at least 1ms). */
+static apr_interval_time_t turn_left(h2_session *s)
+{
+    apr_interval_time_t left = s->turn_start + H2_C1_TURN - apr_time_now();
+    return left < apr_time_from_msec(1)? apr_time_from_msec(1) : left;
+}
+
+apr_status_t h2_session_process(h2_session *s, int how)
 {
     apr_status_t rv;
 
-    if (s->state == H2_SESS_INIT) {
-        transit(s, H2_SEV_START);
+    s->turn_start = apr_time_now();
+    if (s->state == H2_SESS_INIT || s->state == H2_SESS_IDLE) {
+        /* after a yield, the client's silence goes on counting */
+        s->last_client_io = s->turn_start;
+        transit(s, s->state == H2_SESS_INIT? H2_SEV_START : H2_SEV_IO);
     }
-    else if (s->state == H2_SESS_IDLE) {
-        transit(s, H2_SEV_IO);
-    }
-    s->last_client_io = apr_time_now();
 
     while (s->state != H2_SESS_DONE) {
         int progress = 0;
@@ -1382,6 +1400,12 @@ apr_status_t h2_session_process(h2_session *s, int may_return)
             transit(s, H2_SEV_EOF);
             break;
         }
+        if ((how & H2_RUN_MAY_YIELD) && turn_over(s)) {
+            ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
+                          "h2_session(%ld): turn over, %d streams in workers: "
+                          "the MPM thread goes back", s->c1->id, s->n_processing);
+            return APR_INCOMPLETE;
+        }
         if (progress) {
             transit(s, H2_SEV_IO);
             continue;
@@ -1395,7 +1419,7 @@ apr_status_t h2_session_process(h2_session *s, int may_return)
             apr_thread_mutex_unlock(s->mutex);
             h2_ngmem_trim(&s->ngmem);
             h2_c1_io_idle(&s->io);
-            if (may_return) {
+            if (how & H2_RUN_MAY_PARK) {
                 return APR_EAGAIN;
             }
             apr_socket_timeout_set(ap_get_conn_socket(s->c1), s->keepalive_timeout);
@@ -1425,7 +1449,8 @@ apr_status_t h2_session_process(h2_session *s, int may_return)
                 transit(s, H2_SEV_TIMEOUT);
                 break;
             }
-            wait_for_io(s, H2_WAIT_SLICE);
+            wait_for_io(s, (how & H2_RUN_MAY_YIELD)?
+                        turn_left(s) : H2_WAIT_SLICE);
         }
     }
 

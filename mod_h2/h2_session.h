@@ -93,6 +93,7 @@ struct h2_session {
     int max_processing;             /* streams it may have with workers */
     int stream_errors;
     apr_time_t last_client_io;
+    apr_time_t turn_start;          /* got the MPM thread at */
     int last_stream_started;
     int32_t max_client_stream;      /* highest stream id the client used */
     int32_t closed_ring[H2_CLOSED_RING];  /* recently closed stream ids */
@@ -131,9 +132,14 @@ struct h2_session {
 apr_status_t h2_session_create(h2_session **psession, conn_rec *c1,
                                request_rec *upgrade_r, server_rec *s);
 
-/* Drive the session until it wants the MPM to wait for input (returns
- * APR_EAGAIN, only with an async MPM) or the connection is done (APR_EOF). */
-apr_status_t h2_session_process(h2_session *session, int may_return);
+/* How h2_session_process may hand the connection back to the MPM. */
+#define H2_RUN_BLOCK     0   /* never: the thread is the connection's */
+#define H2_RUN_MAY_PARK  1   /* when idle, to wait for input */
+#define H2_RUN_MAY_YIELD 2   /* also when busy, after its turn (H2_C1_TURN) */
+
+/* Drive the session until it is idle and may park (APR_EAGAIN), has had
+ * its turn and may yield (APR_INCOMPLETE), or is done (APR_EOF). */
+apr_status_t h2_session_process(h2_session *session, int how);
 
 /* Refuse the connection with GOAWAY code (e.g. INADEQUATE_SECURITY). */
 void h2_session_refuse(h2_session *session, int code, const char *why);

@@ -281,3 +281,36 @@ def test_idle_connection_whose_requests_wait_for_an_mpm_thread_is_not_timed_out(
         assert e.log_problems() == []
     finally:
         e.stop()
+
+
+def test_connection_waiting_for_its_streams_lets_a_waiting_connection_have_its_turn(env):
+    """A connection whose streams take long gives its MPM thread back
+    between turns: with both MPM threads held by such connections, a third
+    connection's request is served before their slow streams end, not
+    after."""
+    if env.mpm != "event":
+        pytest.skip("only the event MPM takes connections back between turns")
+    e = SecondEnv(env, BUSY_MPM_CONF.replace("KeepAliveTimeout 1", "KeepAliveTimeout 60"))
+    e.start()
+    try:
+        e.ignore_log(r"AH00484: server reached MaxRequestWorkers setting")
+        e.ignore_log(r"AH10159: server is within MinSpareThreads of MaxRequestWorkers")
+        install_cgi(e, "slow.py", CGI_SLEEP)
+        with H2Client.connect(e, "h2c") as third, \
+                H2Client.connect(e, "h2c") as a, H2Client.connect(e, "h2c") as b:
+            third.wait_settings()
+            busy = [(c, c.request("GET", "/cgi-bin/slow.py?s=%d" % (8 * e.slow)))
+                    for c in (a, b)]
+            time.sleep(0.5)
+            # both MPM threads now serve connections that wait for slow streams
+            r = third.get("/1k.txt", timeout=30 * e.slow)
+            assert r.status == 200 and r.body == env.docroot_file("1k.txt")
+            for c, sid in busy:
+                c.pump(timeout=0)
+                assert not c.responses[sid].done
+            for c, sid in busy:
+                r = c.wait_done(sid, 30 * e.slow)
+                assert r.status == 200 and r.body == b"woke up\n"
+        assert e.log_problems() == []
+    finally:
+        e.stop()
