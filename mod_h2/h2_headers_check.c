@@ -63,26 +63,46 @@ int h2_hdr_name_valid(const char *name, apr_size_t nlen)
     return token_valid(name, nlen, 0);
 }
 
+/* 1 when one of the 8 bytes of w is below 0x0e. Exact for bytes below
+ * 0x80; a byte of 0x8e and up may flag too, so a hit is checked byte by
+ * byte. */
+#define H2_ONES  0x0101010101010101ULL
+#define H2_HIGHS 0x8080808080808080ULL
+#define HAS_BELOW_0E(w) ((((w) - 0x0e * H2_ONES) & ~(w) & H2_HIGHS) != 0)
+
+static int bad_value_byte(unsigned char ch)
+{
+    return ch <= '\r' && (ch == 0 || ch == '\n' || ch == '\r');
+}
+
 int h2_hdr_value_valid(const char *value, apr_size_t vlen)
 {
+    apr_size_t i = 0;
+
     if (vlen > 0 && (value[0] == ' ' || value[0] == '\t'
                      || value[vlen-1] == ' ' || value[vlen-1] == '\t')) {
         return 0;
     }
-    if (vlen < 32) {
-        /* most values are short: one compare per byte beats three calls */
-        apr_size_t i;
-        for (i = 0; i < vlen; ++i) {
-            unsigned char ch = (unsigned char)value[i];
-            if (ch <= '\r' && (ch == 0 || ch == '\n' || ch == '\r')) {
-                return 0;
+    /* NUL, CR and LF all lie below 0x0e: look at 8 bytes per step and
+     * only at single bytes where a word has one that low (a TAB) */
+    for (; i + 8 <= vlen; i += 8) {
+        apr_uint64_t w;
+        memcpy(&w, value + i, 8);
+        if (HAS_BELOW_0E(w)) {
+            apr_size_t j;
+            for (j = i; j < i + 8; ++j) {
+                if (bad_value_byte((unsigned char)value[j])) {
+                    return 0;
+                }
             }
         }
-        return 1;
     }
-    /* libc's memchr looks at many bytes per instruction */
-    return !(memchr(value, '\n', vlen) || memchr(value, '\r', vlen)
-             || memchr(value, 0, vlen));
+    for (; i < vlen; ++i) {
+        if (bad_value_byte((unsigned char)value[i])) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen)
@@ -94,25 +114,75 @@ int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen)
         || IS_NAME(name, nlen, "upgrade");
 }
 
+/* The lowercase form of name if it is a response field name as httpd
+ * itself spells it, else NULL. Most responses carry only these, and a
+ * compare or two of fixed length (inlined) replaces the byte-wise
+ * lowercasing and checking. */
+static const char *known_lower(const char *name, apr_size_t nlen)
+{
+#define KNOWN(n, l) if (!memcmp(name, n, sizeof(n) - 1)) return l
+    switch (nlen) {
+    case 4:
+        KNOWN("Date", "date");
+        KNOWN("ETag", "etag");
+        KNOWN("Vary", "vary");
+        break;
+    case 6:
+        KNOWN("Server", "server");
+        break;
+    case 7:
+        KNOWN("Expires", "expires");
+        break;
+    case 8:
+        KNOWN("Location", "location");
+        break;
+    case 10:
+        KNOWN("Set-Cookie", "set-cookie");
+        break;
+    case 12:
+        KNOWN("Content-Type", "content-type");
+        break;
+    case 13:
+        KNOWN("Accept-Ranges", "accept-ranges");
+        KNOWN("Last-Modified", "last-modified");
+        KNOWN("Cache-Control", "cache-control");
+        break;
+    case 14:
+        KNOWN("Content-Length", "content-length");
+        break;
+    case 16:
+        KNOWN("Content-Encoding", "content-encoding");
+        break;
+    }
+#undef KNOWN
+    return NULL;
+}
+
 int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
                      const char **value, apr_size_t *vlen)
 {
-    const char *v = *value;
+    const char *v = *value, *lower;
     apr_size_t i, vl = *vlen;
 
     if (nlen == 0) {
         return 0;
     }
-    /* one pass: lowercase and check, no locale lookups */
-    for (i = 0; i < nlen; ++i) {
-        unsigned char lc = tchar_lower[(unsigned char)name[i]];
-        if (!lc) {
+    if ((lower = known_lower(name, nlen)) != NULL) {
+        /* valid and not connection-specific */
+        memcpy(lname, lower, nlen);
+    }
+    else {
+        /* one pass: lowercase and check, no locale lookups */
+        for (i = 0; i < nlen; ++i) {
+            unsigned char lc = tchar_lower[(unsigned char)name[i]];
+            if (!lc) {
+                return 0;
+            }
+            lname[i] = (char)lc;
+        }
+        if (h2_hdr_is_connection_specific(lname, nlen)) {
             return 0;
         }
-        lname[i] = (char)lc;
-    }
-    if (h2_hdr_is_connection_specific(lname, nlen)) {
-        return 0;
     }
     /* handlers may leave blanks around values; HTTP/2 forbids them */
     while (vl > 0 && (v[0] == ' ' || v[0] == '\t')) {

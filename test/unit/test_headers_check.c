@@ -90,6 +90,34 @@ static void test_values_reject_cr_lf_nul_and_edge_whitespace(void)
     CHECK(ADD(&h, "y", "") == H2_HDR_OK);
 }
 
+static void test_long_values_are_checked_at_every_position(void)
+{
+    /* 8 bytes at a time, then the tail: a bad byte is found wherever it
+     * lies, and TAB or bytes from 0x80 up (which the word test flags too)
+     * are still valid */
+    char v[40];
+    apr_size_t len, pos;
+    for (len = 1; len <= sizeof(v); ++len) {
+        for (pos = 1; pos + 1 < len; ++pos) {
+            static const char bad[] = { '\0', '\r', '\n' };
+            unsigned k;
+            memset(v, 'a', len);
+            v[pos] = '\t';
+            CHECK(h2_hdr_value_valid(v, len));
+            v[pos] = (char)0x8e;
+            CHECK(h2_hdr_value_valid(v, len));
+            v[pos] = (char)0xff;
+            CHECK(h2_hdr_value_valid(v, len));
+            v[pos] = (char)0x0e;
+            CHECK(h2_hdr_value_valid(v, len));
+            for (k = 0; k < sizeof(bad); ++k) {
+                v[pos] = bad[k];
+                CHECK(!h2_hdr_value_valid(v, len));
+            }
+        }
+    }
+}
+
 static void test_connection_specific_fields_are_malformed(void)
 {
     static const char *names[] = { "connection", "keep-alive", "proxy-connection",
@@ -297,6 +325,16 @@ static void test_response_fields_go_out_lowercase_and_trimmed(void)
     CHECK(!out_field("X-Lf", "a\nb", lname, &v, &vl));
     v = "x"; vl = 1;
     CHECK(!h2_hdr_out_field("a\0b", 3, lname, &v, &vl));
+    /* httpd's own spellings take a shortcut, other spellings the long way */
+    CHECK(out_field("Last-Modified", "x", lname, &v, &vl)
+          && !memcmp(lname, "last-modified", 13));
+    CHECK(out_field("LAST-MODIFIED", "x", lname, &v, &vl)
+          && !memcmp(lname, "last-modified", 13));
+    CHECK(out_field("Last-Modifiex", "x", lname, &v, &vl)
+          && !memcmp(lname, "last-modifiex", 13));
+    CHECK(!out_field("Last-Modifie:", "x", lname, &v, &vl));
+    CHECK(out_field("ETag", "\"1\"", lname, &v, &vl) && !memcmp(lname, "etag", 4));
+    CHECK(!out_field("Content-Type", "text/html\r\nX: y", lname, &v, &vl));
 }
 
 int main(void)
@@ -306,6 +344,7 @@ int main(void)
     test_valid_request_becomes_method_path_and_host();
     test_names_must_be_lowercase_tokens();
     test_values_reject_cr_lf_nul_and_edge_whitespace();
+    test_long_values_are_checked_at_every_position();
     test_connection_specific_fields_are_malformed();
     test_te_allows_only_trailers();
     test_pseudo_headers_rules();
