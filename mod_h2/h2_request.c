@@ -64,17 +64,65 @@ static void setup_env(request_rec *r, struct h2_stream *stream)
     conn_rec *c1 = r->connection->master;
     /* "<connection id>-<stream id>"; the stream id is its tail */
     char *buf = apr_palloc(r->pool, 48), *end = buf + 47, *sid, *tag;
+    /* the usual case is an empty table: nothing to replace, so adding
+     * spares the key lookups */
+    void (*put)(apr_table_t *, const char *, const char *) =
+        apr_is_empty_table(e)? apr_table_addn : apr_table_setn;
 
     *end = 0;
     sid = digits_before(end, (unsigned long)stream->id);
     tag = digits_before(sid - 1, (unsigned long)c1->id);
     sid[-1] = '-';
-    apr_table_setn(e, "HTTP2", "on");
-    apr_table_setn(e, "H2PUSH", "off");
-    apr_table_setn(e, "H2_PUSH", "off");
-    apr_table_setn(e, "H2_PUSHED", "");
-    apr_table_setn(e, "H2_STREAM_ID", sid);
-    apr_table_setn(e, "H2_STREAM_TAG", tag);
+    put(e, "HTTP2", "on");
+    put(e, "H2PUSH", "off");
+    put(e, "H2_PUSH", "off");
+    put(e, "H2_PUSHED", "");
+    put(e, "H2_STREAM_ID", sid);
+    put(e, "H2_STREAM_TAG", tag);
+}
+
+/* What ap_parse_request_line() makes of "<method> <target> HTTP/2.0",
+ * without the formatting and scanning: the head passed h2_headers_check,
+ * which rejects everything the line parser's strict checks look for in
+ * the method and target (whitespace, controls, a target that is neither
+ * a path nor "*" nor a CONNECT authority). What is left of those checks
+ * is done here, alike. 0 with r->status set when httpd would refuse. */
+static int set_request_line(request_rec *r, const h2_req_head *req)
+{
+    core_server_config *conf = ap_get_core_module_config(r->server->module_config);
+
+    r->method = req->method;
+    r->method_number = ap_method_number_of(r->method);
+    if (r->method_number == M_GET && r->method[0] == 'H') {
+        r->header_only = 1;     /* HEAD */
+    }
+    r->protocol = "HTTP/2.0";
+    r->proto_num = HTTP_VERSION(2, 0);
+    r->assbackwards = 0;
+    ap_parse_uri(r, req->path? req->path : req->authority);
+
+    if (conf->http_methods == AP_HTTP_METHODS_REGISTERED
+        && r->method_number == M_INVALID) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, APLOGNO(21071)
+                      "h2_request: unregistered method '%s' "
+                      "(HttpProtocolOptions RegisteredMethods)", r->method);
+        r->status = HTTP_NOT_IMPLEMENTED;
+        return 0;
+    }
+    if (r->status != HTTP_OK) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, APLOGNO(21072)
+                      "h2_request: cannot parse the target '%s'", r->uri);
+        return 0;
+    }
+    if (conf->http_conformance != AP_HTTP_CONFORMANCE_UNSAFE
+        && (r->parsed_uri.fragment || r->parsed_uri.user || r->parsed_uri.password)) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, APLOGNO(21073)
+                      "h2_request: the target must not carry a fragment "
+                      "or user info");
+        r->status = HTTP_BAD_REQUEST;
+        return 0;
+    }
+    return 1;
 }
 
 void h2_request_run(conn_rec *c2, h2_stream *stream, request_rec **pr)
@@ -93,7 +141,7 @@ void h2_request_run(conn_rec *c2, h2_stream *stream, request_rec **pr)
     r->headers_in = apr_table_copy(r->pool, req->headers);
     ap_run_pre_read_request(r, c2);
 
-    if (!ap_parse_request_line(r) || !ap_check_request_header(r)) {
+    if (!set_request_line(r, req) || !ap_check_request_header(r)) {
         status = r->status? r->status : HTTP_BAD_REQUEST;
         if (status == HTTP_OK) status = HTTP_BAD_REQUEST;
     }
