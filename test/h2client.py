@@ -308,7 +308,11 @@ class H2Client:
         return self.responses[sid]
 
     def get(self, path, headers=(), timeout=30):
-        return self.wait_done(self.request("GET", path, headers), timeout)
+        return self.get_with("GET", path, headers, timeout)
+
+    def get_with(self, method, path, headers=(), timeout=30):
+        """A request with method and no body, waited for to its end."""
+        return self.wait_done(self.request(method, path, headers), timeout)
 
 
 # ------------------------------------------------------------- test files

@@ -284,6 +284,37 @@ def test_request_trailers_after_body_are_accepted(env, how):
         assert r.body == body
 
 
+# ------------------------------------------------------------- request line
+@pytest.mark.parametrize("how", H2_WAYS)
+def test_path_with_fragment_gets_400(env, how):
+    """A fragment is no part of a request target (RFC 9110 7.1); httpd
+    refuses it in an HTTP/1.1 request line, and so over HTTP/2."""
+    with H2Client.connect(env, how) as c:
+        r = c.get("/index.html#top")
+        assert r.status == 400
+        r = c.get("/index.html?a=1")
+        assert r.status == 200 and r.body == env.docroot_file("index.html")
+
+
+@pytest.mark.parametrize("how", H2_WAYS)
+def test_unknown_method_reaches_cgi_unless_registered_methods_are_required(env, how):
+    with H2Client.connect(env, how) as c:
+        r = c.get_with("FROB", "/cgi-bin/env.py")
+        assert r.status == 200
+        assert "REQUEST_METHOD=FROB" in r.body.decode().splitlines()
+    env.add_conf("requests-methods", "HttpProtocolOptions RegisteredMethods\n")
+    env.reload()
+    try:
+        with H2Client.connect(env, how) as c:
+            r = c.get_with("FROB", "/cgi-bin/env.py")
+            assert r.status == 501
+            r = c.get_with("GET", "/cgi-bin/env.py")
+            assert r.status == 200
+    finally:
+        remove_conf(env, "requests-methods", "server")
+        env.reload()
+
+
 # ------------------------------------------------------------- as httpd sees it
 @pytest.mark.parametrize("how", H2_WAYS)
 def test_cgi_env_has_http2_variables_and_stream_id(env, how):
