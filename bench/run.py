@@ -298,6 +298,8 @@ def proc_memory(pid, pss=True):
                         res["pss_kb"] = int(line.split()[1])
                     elif line.startswith("Pss_Anon:"):
                         res["pss_anon_kb"] = int(line.split()[1])
+        if "rss_kb" not in res:
+            return None      # a zombie: its memory is gone already
     except (OSError, ValueError, IndexError):
         return None
     return res
