@@ -52,10 +52,10 @@ extern module AP_MODULE_DECLARE_DATA h2_module;
 #define H2_SHELLS_MAX 128
 #define H2_SHELL_SIZE (8 * 1024)
 /* Set-up secondary connections a busy connection keeps for its next
- * streams: as many as it has streams with workers right now, at least
- * this many. Keeping its high-water mark instead (tens, after a burst with
+ * streams. Keeping its high-water mark instead (tens, after a burst with
  * blocked handlers) held ~80 KB each for as long as the connection stayed
- * busy, over a hundred MB per child under a steady load. */
+ * busy, over a hundred MB per child under a steady load; so did keeping
+ * one per stream handed to workers (queued ones count there too). */
 #define H2_C2_KEEP 4
 /* Items gathered from a brigade before they go to the stream in one lock. */
 #define H2_OUT_BATCH 32
@@ -738,7 +738,7 @@ static void c2_process(h2_worker *wk, h2_stream *stream)
         ctx->worker = NULL;
         apr_table_clear(c2->notes);
         apr_thread_mutex_lock(s->mutex);
-        if (s->c2_free->nelts < H2_C2_KEEP || s->c2_free->nelts < s->n_processing) {
+        if (s->c2_free->nelts < H2_C2_KEEP) {
             APR_ARRAY_PUSH(s->c2_free, conn_rec *) = c2;
             c2 = NULL;
         }
