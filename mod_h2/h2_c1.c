@@ -22,7 +22,6 @@
 #include <http_ssl.h>
 #include <util_filter.h>
 #include <ap_mpm.h>
-#include <apr_atomic.h>
 
 #include "h2.h"
 #include "h2_config.h"
@@ -103,20 +102,6 @@ static h2_start peek_start(conn_rec *c, apr_size_t want)
     return start;
 }
 
-/* Sessions of this child running in an MPM thread right now. */
-static apr_uint32_t sessions_running;
-
-int h2_c1_mpm_thread_spare(void)
-{
-    /* The scoreboard cannot tell: event's worker status stays "ready"
-     * for a connection it resumed, and its per-process connection counts
-     * are not kept current. Our own count misses HTTP/1.1 connections,
-     * but those give their thread back between requests anyway. */
-    int threads = 0;
-    ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
-    return threads <= 0 || apr_atomic_read32(&sessions_running) < (apr_uint32_t)threads;
-}
-
 static int mpm_can_waitio(void)
 {
     int can_waitio = 0;
@@ -181,9 +166,7 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
             how = H2_RUN_MAY_PARK | (mpm_can_waitio()? H2_RUN_MAY_YIELD : 0);
         }
     }
-    apr_atomic_inc32(&sessions_running);
     rv = h2_session_process(ctx->session, how);
-    apr_atomic_dec32(&sessions_running);
     if (APR_STATUS_IS_EAGAIN(rv) && c->cs) {
         h2_c1_idle_park(ctx->session);
         wait_in_mpm(c);

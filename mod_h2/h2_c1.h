@@ -36,10 +36,6 @@ h2_c1_ctx *h2_c1_ctx_get(conn_rec *c, int create);
 int h2_c1_process_connection(conn_rec *c);
 int h2_c1_pre_close(conn_rec *c);
 
-/* 1 when this child has an MPM thread that no HTTP/2 session holds, so
- * that no connection needs to wait for a thread. */
-int h2_c1_mpm_thread_spare(void);
-
 /* Serve c as HTTP/2 after r's Upgrade: h2c was answered with 101. Returns
  * when the connection is done. */
 apr_status_t h2_c1_run_upgraded(conn_rec *c, request_rec *r);

@@ -52,10 +52,10 @@ extern module AP_MODULE_DECLARE_DATA h2_module;
 #define H2_SHELLS_MAX 128
 #define H2_SHELL_SIZE (8 * 1024)
 /* Set-up secondary connections a busy connection keeps for its next
- * streams. Keeping its high-water mark instead (tens, after a burst with
- * blocked handlers) held ~80 KB each for as long as the connection stayed
- * busy, over a hundred MB per child under a steady load; so did keeping
- * one per stream handed to workers (queued ones count there too). */
+ * streams. It needs about as many as it has streams with workers at once;
+ * keeping its high-water mark instead (tens, after a burst with blocked
+ * handlers) held ~80 KB each for as long as the connection stayed busy,
+ * over a hundred MB per child under a steady load. */
 #define H2_C2_KEEP 4
 /* Items gathered from a brigade before they go to the stream in one lock. */
 #define H2_OUT_BATCH 32

@@ -24,7 +24,6 @@
 #include <http_ssl.h>
 
 #include "h2.h"
-#include "h2_c1.h"
 #include "h2_config.h"
 #include "h2_c1_io.h"
 #include "h2_c1_idle.h"
@@ -55,14 +54,11 @@ APLOG_USE_MODULE(h2);
 #define H2_WAIT_SLICE apr_time_from_msec(500)
 
 /* A connection with streams in flight keeps its MPM thread while it waits
- * for them; under a steady load it never goes idle. When its child has no
- * MPM thread to spare, it hands the thread back after this long (the MPM
- * queues it again at once), so that connections waiting for a thread get
- * their turn: without it, more busy connections than MPM threads starve
- * the rest until they time out. A turn of 100 ms cost 10% of the requests
- * per second with 100 busy connections on 100 threads (no one waiting);
- * the scoreboard cannot tell whether anyone does. */
-#define H2_C1_TURN apr_time_from_sec(1)
+ * for them; under a steady load it never goes idle. After this long it
+ * hands the thread back (the MPM queues it again at once), so that
+ * connections waiting for a thread get their turn: without it, more busy
+ * connections than MPM threads starve the rest until they time out. */
+#define H2_C1_TURN apr_time_from_msec(100)
 
 const char *h2_session_state_str(h2_session_state state)
 {
@@ -1348,15 +1344,7 @@ static int output_stalled(h2_session *s)
 
 static int turn_over(h2_session *s)
 {
-    if (apr_time_now() - s->turn_start < H2_C1_TURN) {
-        return 0;
-    }
-    if (h2_c1_mpm_thread_spare()) {
-        /* nobody waits: a new turn, looked at again when it is over */
-        s->turn_start = apr_time_now();
-        return 0;
-    }
-    return 1;
+    return apr_time_now() - s->turn_start >= H2_C1_TURN;
 }
 
 /* How long a wait may last before the turn is over (at least 1ms). */
