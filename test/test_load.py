@@ -8,6 +8,7 @@ with H2_TEST_PORT_BASE2). Load tools use at most 2 threads: the test
 machine has 2 cores.
 """
 
+import contextlib
 import os
 import selectors
 import time
@@ -253,13 +254,14 @@ sys.stdout.write("woke up\\n")
 """
 
 
-def test_idle_connection_whose_requests_wait_for_an_mpm_thread_is_not_timed_out(env):
-    """A parked connection whose client sends requests while every MPM
-    thread is busy waits for a thread; KeepAliveTimeout must not close it
-    meanwhile, since it is not idle."""
-    if env.mpm != "event":
-        pytest.skip("only the event MPM parks idle connections")
-    e = SecondEnv(env, BUSY_MPM_CONF)
+@contextlib.contextmanager
+def mpm_threads_held_by_slow_streams(env, keepalive, secs):
+    """A second instance with two MPM threads and three h2c clients: one
+    idle, the other two each waiting for a CGI that sleeps secs, which
+    holds both threads. Yields (instance, idle client, [(client, stream)]);
+    afterwards, the slow streams must end complete and the log be clean."""
+    e = SecondEnv(env, BUSY_MPM_CONF.replace("KeepAliveTimeout 1",
+                                             "KeepAliveTimeout %d" % keepalive))
     e.start()
     try:
         e.ignore_log(r"AH00484: server reached MaxRequestWorkers setting")
@@ -268,19 +270,28 @@ def test_idle_connection_whose_requests_wait_for_an_mpm_thread_is_not_timed_out(
         with H2Client.connect(e, "h2c") as idle, \
                 H2Client.connect(e, "h2c") as a, H2Client.connect(e, "h2c") as b:
             idle.wait_settings()
-            busy = [(c, c.request("GET", "/cgi-bin/slow.py?s=%d" % (3 * e.slow)))
+            busy = [(c, c.request("GET", "/cgi-bin/slow.py?s=%d" % (secs * e.slow)))
                     for c in (a, b)]
             time.sleep(0.5)
-            # both MPM threads now wait for the slow streams
-            r = idle.get("/1k.txt", timeout=20 * e.slow)
-            assert r.status == 200 and r.body == env.docroot_file("1k.txt")
-            assert idle.goaway is None
+            yield e, idle, busy
             for c, sid in busy:
-                r = c.wait_done(sid, 20 * e.slow)
+                r = c.wait_done(sid, 30 * e.slow)
                 assert r.status == 200 and r.body == b"woke up\n"
         assert e.log_problems() == []
     finally:
         e.stop()
+
+
+def test_idle_connection_whose_requests_wait_for_an_mpm_thread_is_not_timed_out(env):
+    """A parked connection whose client sends requests while every MPM
+    thread is busy waits for a thread; KeepAliveTimeout must not close it
+    meanwhile, since it is not idle."""
+    if env.mpm != "event":
+        pytest.skip("only the event MPM parks idle connections")
+    with mpm_threads_held_by_slow_streams(env, keepalive=1, secs=3) as (e, idle, busy):
+        r = idle.get("/1k.txt", timeout=20 * e.slow)
+        assert r.status == 200 and r.body == env.docroot_file("1k.txt")
+        assert idle.goaway is None
 
 
 def test_connection_waiting_for_its_streams_lets_a_waiting_connection_have_its_turn(env):
@@ -290,27 +301,9 @@ def test_connection_waiting_for_its_streams_lets_a_waiting_connection_have_its_t
     after."""
     if env.mpm != "event":
         pytest.skip("only the event MPM takes connections back between turns")
-    e = SecondEnv(env, BUSY_MPM_CONF.replace("KeepAliveTimeout 1", "KeepAliveTimeout 60"))
-    e.start()
-    try:
-        e.ignore_log(r"AH00484: server reached MaxRequestWorkers setting")
-        e.ignore_log(r"AH10159: server is within MinSpareThreads of MaxRequestWorkers")
-        install_cgi(e, "slow.py", CGI_SLEEP)
-        with H2Client.connect(e, "h2c") as third, \
-                H2Client.connect(e, "h2c") as a, H2Client.connect(e, "h2c") as b:
-            third.wait_settings()
-            busy = [(c, c.request("GET", "/cgi-bin/slow.py?s=%d" % (8 * e.slow)))
-                    for c in (a, b)]
-            time.sleep(0.5)
-            # both MPM threads now serve connections that wait for slow streams
-            r = third.get("/1k.txt", timeout=30 * e.slow)
-            assert r.status == 200 and r.body == env.docroot_file("1k.txt")
-            for c, sid in busy:
-                c.pump(timeout=0)
-                assert not c.responses[sid].done
-            for c, sid in busy:
-                r = c.wait_done(sid, 30 * e.slow)
-                assert r.status == 200 and r.body == b"woke up\n"
-        assert e.log_problems() == []
-    finally:
-        e.stop()
+    with mpm_threads_held_by_slow_streams(env, keepalive=60, secs=8) as (e, third, busy):
+        r = third.get("/1k.txt", timeout=30 * e.slow)
+        assert r.status == 200 and r.body == env.docroot_file("1k.txt")
+        for c, sid in busy:
+            c.pump(timeout=0)
+            assert not c.responses[sid].done
