@@ -342,6 +342,12 @@ def mb(kb):
     return "%.1f" % (kb / 1024.0)
 
 
+def mb_of(sample, key):
+    """MB of key in a sample, "-" if the sample has none (Pss: detail
+    samples only)."""
+    return mb(sample[key]) if key in sample else "-"
+
+
 def write_report(res):
     an = analyze(res)
     stamp = res["timestamp"]
@@ -466,7 +472,7 @@ def write_report(res):
                          if p["role"] == "child")
         L.append("| %.0f | %s | %d | %d | %s | %s | %s | %s | %s |" % (
             s["t"], s["phase"], s["n_procs"], s["threads"], mb(s["rss_kb"]),
-            mb(s["pss_kb"]) if "pss_kb" in s else "-", mb(s["rss_anon_kb"]), kids,
+            mb_of(s, "pss_kb"), mb(s["rss_anon_kb"]), kids,
             s["loadavg"]))
     elog = res.get("error_log", {})
     L += ["", "## Error log", "",
@@ -608,7 +614,7 @@ def soak(cfg, res):
                 samples.append(s)
                 log("t=%4.0f %-7s procs %d threads %d RSS %s MB Pss %s MB anon %s MB "
                     "load %s" % (t, s["phase"], s["n_procs"], s["threads"],
-                                 mb(s["rss_kb"]), mb(s["pss_kb"]) if "pss_kb" in s else "-",
+                                 mb(s["rss_kb"]), mb_of(s, "pss_kb"),
                                  mb(s["rss_anon_kb"]), s["loadavg"]))
                 continue
             time.sleep(0.2)

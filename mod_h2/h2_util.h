@@ -30,14 +30,14 @@ apr_size_t h2_util_max_free(apr_size_t dflt);
  * release reaches free() where ASan and valgrind watch it. */
 int h2_util_cache_max(int max, apr_size_t size);
 
-/* Name of an RFC 9113 error code, for logs. */
-/* Name the calling thread (Linux), so that `top -H`, perf and /proc tell
- * the module's threads from the MPM's. */
 /* Give memory the C library holds free back to the system (glibc). */
 void h2_util_release_free_memory(void);
 
+/* Name the calling thread (Linux), so that `top -H`, perf and /proc tell
+ * the module's threads from the MPM's. */
 void h2_util_thread_name(const char *name);
 
+/* Name of an RFC 9113 error code, for logs. */
 const char *h2_util_error_str(uint32_t code);
 
 /* Turn a HEADERS/INTERIM/TRAILERS chunk into nghttp2 name/value pairs in
