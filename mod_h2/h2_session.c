@@ -394,6 +394,7 @@ static void answer_directly(h2_session *s, h2_stream *stream, int status)
 static void schedule_later(h2_session *s, h2_stream *stream)
 {
     stream->scheduled = 1;
+    stream->on_new = 1;
     stream->next_new = NULL;
     if (s->new_last) s->new_last->next_new = stream;
     else s->new_first = stream;
@@ -871,58 +872,62 @@ static int send_data(nghttp2_session *ngh, nghttp2_frame *frame,
 
 static void purge_later(h2_session *s, h2_stream *stream)
 {
-    /* streams are freed between rounds, never inside nghttp2 callbacks */
-    h2_stream **pp;
-    for (pp = &s->new_first; *pp; pp = &(*pp)->next_new) {
-        if (*pp == stream) {
-            *pp = stream->next_new;
-            break;
-        }
-    }
-    s->new_last = NULL;
-    for (pp = &s->new_first; *pp; pp = &(*pp)->next_new) {
-        s->new_last = *pp;
-    }
+    /* streams are freed between rounds, never inside nghttp2 callbacks;
+     * purge_streams() takes them out of the lists in one pass per list,
+     * as unlinking each one alone walks lists as long as the open
+     * streams (quadratic at -m 100) */
     stream->closed = 2;
     unlink_stream(s, stream);
     stream->next_all = s->purge;
     s->purge = stream;
 }
 
-/* Take stream out of the lists that may still point to it. */
-static void unlist_locked(h2_session *s, h2_stream *stream)
+/* Drop the purged streams (closed == 2) from a list linked through the
+ * member at offset link; returns the new last element. */
+static h2_stream *unlist_purged(h2_stream **head, apr_size_t link)
 {
-    h2_stream **pp, *prev = NULL;
-
-    if (stream->ready) {
-        for (pp = &s->ready_first; *pp; prev = *pp, pp = &(*pp)->next_ready) {
-            if (*pp == stream) {
-                *pp = stream->next_ready;
-                if (s->ready_last == stream) s->ready_last = prev;
-                break;
-            }
+    h2_stream **pp = head, *last = NULL;
+#define H2_NEXT(st) (*(h2_stream **)((char *)(st) + link))
+    while (*pp) {
+        if ((*pp)->closed == 2) {
+            *pp = H2_NEXT(*pp);
         }
-        stream->ready = 0;
-    }
-    if (stream->in_sent_list) {
-        for (pp = &s->sent_first; *pp; pp = &(*pp)->next_sent) {
-            if (*pp == stream) {
-                *pp = stream->next_sent;
-                break;
-            }
+        else {
+            last = *pp;
+            pp = &H2_NEXT(*pp);
         }
-        stream->in_sent_list = 0;
     }
+#undef H2_NEXT
+    return last;
 }
 
 static void purge_streams(h2_session *s)
 {
-    while (s->purge) {
-        h2_stream *stream = s->purge;
-        s->purge = stream->next_all;
+    h2_stream *stream;
+    int on_new = 0, on_ready = 0, on_sent = 0;
+
+    for (stream = s->purge; stream; stream = stream->next_all) {
+        on_new |= stream->on_new;
+        on_ready |= stream->ready;
+        on_sent |= stream->in_sent_list;
+    }
+    if (on_new) {
+        s->new_last = unlist_purged(&s->new_first, APR_OFFSETOF(h2_stream, next_new));
+    }
+    if (on_ready || on_sent) {
         apr_thread_mutex_lock(s->mutex);
-        unlist_locked(s, stream);
+        if (on_ready) {
+            s->ready_last = unlist_purged(&s->ready_first,
+                                          APR_OFFSETOF(h2_stream, next_ready));
+        }
+        if (on_sent) {
+            unlist_purged(&s->sent_first, APR_OFFSETOF(h2_stream, next_sent));
+        }
         apr_thread_mutex_unlock(s->mutex);
+    }
+    while (s->purge) {
+        stream = s->purge;
+        s->purge = stream->next_all;
         h2_stream_destroy(stream);
     }
 }
@@ -940,6 +945,7 @@ static void dispatch(h2_session *s)
              * its request must not start */
             s->new_first = stream->next_new;
             if (!s->new_first) s->new_last = NULL;
+            stream->on_new = 0;
             continue;
         }
         apr_thread_mutex_lock(s->mutex);
@@ -956,6 +962,7 @@ static void dispatch(h2_session *s)
         apr_thread_mutex_unlock(s->mutex);
         s->new_first = stream->next_new;
         if (!s->new_first) s->new_last = NULL;
+        stream->on_new = 0;
         batch[n++] = stream;
         if (n == (int)(sizeof(batch)/sizeof(batch[0]))) {
             h2_c2_schedule(batch, n);

@@ -64,6 +64,7 @@ struct h2_stream {
     int fault_counted;             /* counted toward H2MaxStreamErrors */
     apr_off_t in_received;         /* DATA payload received, all of it */
     h2_stream *next_new;           /* ready to be scheduled */
+    int on_new;                    /* in the session's list of those */
     h2_stream *next_sent;          /* sent data since the last sync */
     int in_sent_list;
     h2_stream *prev_all, *next_all;
