@@ -14,6 +14,9 @@
  */
 #include <httpd.h>
 #include <http_log.h>
+#include <ap_mpm.h>
+#include <mpm_common.h>
+#include <apr_allocator.h>
 
 #include "h2.h"
 #include "h2_session.h"
@@ -51,6 +54,26 @@ static const char *ev_str(h2_stream_event ev)
  * stream's memory for as long as the (possibly idle) connection lives. */
 static apr_allocator_t *stream_allocator;
 
+/* What the shared stream allocator may keep free: MaxMemFree for each
+ * MPM thread it serves. Over HTTP/1.1 each of those threads' allocators
+ * may keep that much for its requests; capped at one MaxMemFree, the
+ * many streams in flight at -m 100 (thousands per child, one 8 KB block
+ * each) overflowed the cap with every wave of them, and each freed block
+ * became a munmap, whose TLB shootdown interrupts every CPU (a quarter
+ * more CPU per request). */
+static apr_size_t stream_max_free(void)
+{
+    int threads = 1;
+
+    if (ap_max_mem_free == APR_ALLOCATOR_MAX_FREE_UNLIMITED) {
+        return APR_ALLOCATOR_MAX_FREE_UNLIMITED;
+    }
+    if (ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads) != APR_SUCCESS || threads < 1) {
+        threads = 1;
+    }
+    return (apr_size_t)ap_max_mem_free * (apr_size_t)threads;
+}
+
 apr_status_t h2_stream_child_init(apr_pool_t *pchild)
 {
     apr_thread_mutex_t *mutex;
@@ -63,7 +86,7 @@ apr_status_t h2_stream_child_init(apr_pool_t *pchild)
         return rv;
     }
     apr_allocator_mutex_set(stream_allocator, mutex);
-    apr_allocator_max_free_set(stream_allocator, h2_util_max_free(2 * 1024 * 1024));
+    apr_allocator_max_free_set(stream_allocator, stream_max_free());
     return APR_SUCCESS;
 }
 
