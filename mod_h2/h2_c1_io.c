@@ -28,6 +28,7 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c1_io.h"
+#include "h2_fmap.h"
 #include "h2_util.h"
 
 APLOG_USE_MODULE(h2);
@@ -210,6 +211,11 @@ static apr_bucket *mmap_slice(h2_c1_io *io, apr_file_t *f, apr_off_t off,
             apr_bucket_destroy(mb);
             *pmm = mb = NULL;
         }
+    }
+    if (!mb && (mb = h2_fmap_bucket_create(f, io->c->bucket_alloc)) != NULL) {
+        /* the whole file, from the per-child cache of mappings */
+        *pmm = mb;
+        *pmm_off = 0;
     }
     if (!mb) {
         apr_finfo_t finfo;

@@ -55,7 +55,8 @@ apr_status_t h2_c1_io_append(h2_c1_io *io, const char *data, apr_size_t len);
 /* Queue len bytes of file f at off; range_left is what remains of the
  * file range being sent, this piece included. On cleartext, the data is
  * not copied, unless sendfile is off and the range small: with mmap
- * allowed, a piece is a slice of a mapped window kept in *pmm, which
+ * allowed, a piece is a slice of a mapped window kept in *pmm (the
+ * whole file, if h2_fmap keeps it mapped), which
  * starts at file offset *pmm_off (the caller destroys the bucket *pmm
  * when done with the file), else a file bucket for sendfile; f must stay
  * open until the next h2_c1_io_flush() returned. On TLS, and for small

@@ -22,6 +22,7 @@
 #include <mpm_common.h>
 
 #include "h2.h"
+#include "h2_fmap.h"
 #include "h2_stream.h"
 #include "h2_util.h"
 #include "h2_workers.h"
@@ -332,6 +333,10 @@ static void *APR_THREAD_FUNC watch_run(apr_thread_t *thread, void *data)
     while (!w->shutdown) {
         apr_time_t stalled, now = apr_time_now();
         if (now >= trim_at) {
+            apr_thread_mutex_unlock(w->mutex);
+            /* mappings go once unused for a while, also when idle */
+            h2_fmap_trim();
+            apr_thread_mutex_lock(w->mutex);
             /* only after work was done since the last time */
             if (w->ntaken != trimmed_at_taken) {
                 trimmed_at_taken = w->ntaken;

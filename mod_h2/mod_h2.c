@@ -28,6 +28,7 @@
 #include "h2_c1.h"
 #include "h2_c1_idle.h"
 #include "h2_c1_io.h"
+#include "h2_fmap.h"
 #include "h2_c2.h"
 #include "h2_protocol.h"
 #include "h2_stream.h"
@@ -53,7 +54,11 @@ static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 
 static void h2_child_init(apr_pool_t *pchild, server_rec *s)
 {
-    apr_status_t rv = h2_c2_child_init(pchild, s);
+    /* first: its cleanup then runs after the workers have stopped */
+    apr_status_t rv = h2_fmap_child_init(pchild);
+    if (rv == APR_SUCCESS) {
+        rv = h2_c2_child_init(pchild, s);
+    }
     if (rv == APR_SUCCESS) {
         rv = h2_c1_idle_child_init(pchild, s);
     }
