@@ -29,6 +29,25 @@ import h2.settings
 MAX_WINDOW = 2 ** 31 - 1
 
 
+def _keep_open_after_goaway():
+    """RFC 9113 6.8: after a GOAWAY, the streams up to its last stream id
+    still complete; a server shutting down gracefully sends it first and
+    then answers them. The h2 library closes its state machine on a
+    received GOAWAY and then rejects those streams' frames: keep it open
+    (ConnectionTerminated is still reported, see H2Client.goaway)."""
+    try:
+        sm = h2.connection.H2ConnectionStateMachine
+        key = (h2.connection.ConnectionState.CLIENT_OPEN,
+               h2.connection.ConnectionInputs.RECV_GOAWAY)
+        if key in sm._transitions:
+            sm._transitions[key] = (None, h2.connection.ConnectionState.CLIENT_OPEN)
+    except AttributeError:
+        pass
+
+
+_keep_open_after_goaway()
+
+
 class Response:
     """What the client saw on one stream."""
 
