@@ -48,6 +48,23 @@ def fetch(c, path):
     return r
 
 
+def fetch_all_at_once(c, files, timeout):
+    """Request every path of files ({path: sha256}) at once on c; each
+    response is 200 with exactly the file's bytes. Returns the responses."""
+    sids = {}
+    for p in files:
+        sid = c.request("GET", p, keep_body=False)
+        c.responses[sid].hasher = hashlib.sha256()
+        sids[sid] = p
+    done = []
+    for sid, p in sids.items():
+        r = c.wait_done(sid, timeout)
+        assert r.status == 200
+        assert r.hasher.hexdigest() == files[p], p
+        done.append(r)
+    return done
+
+
 @pytest.mark.parametrize("how", H2_WAYS)
 def test_file_rewritten_in_place_is_served_with_its_new_content(env, how):
     name = "fmap-inplace-%s.bin" % how
@@ -107,15 +124,7 @@ def test_more_files_than_a_child_keeps_mapped_arrive_intact(env, how):
     with H2Client.connect(env, how, window=BIG_WINDOW) as c:
         c.wait_settings()
         for _ in range(2):
-            sids = {}
-            for p in files:
-                sid = c.request("GET", p, keep_body=False)
-                c.responses[sid].hasher = hashlib.sha256()
-                sids[sid] = p
-            for sid, p in sids.items():
-                r = c.wait_done(sid, 60)
-                assert r.status == 200
-                assert r.hasher.hexdigest() == files[p], p
+            fetch_all_at_once(c, files, 60)
 
 
 @pytest.mark.parametrize("how", H2_WAYS)
@@ -132,13 +141,5 @@ def test_files_beyond_the_mapping_budget_at_once_arrive_intact(env, how):
             files["/" + name] = hashlib.sha256(f.read()).hexdigest()
     with H2Client.connect(env, how, window=BIG_WINDOW) as c:
         c.wait_settings()
-        sids = {}
-        for p in files:
-            sid = c.request("GET", p, keep_body=False)
-            c.responses[sid].hasher = hashlib.sha256()
-            sids[sid] = p
-        for sid, p in sids.items():
-            r = c.wait_done(sid, 180)
-            assert r.status == 200
+        for r in fetch_all_at_once(c, files, 180):
             assert r.body_len == 60 * MB
-            assert r.hasher.hexdigest() == files[p], p
