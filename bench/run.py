@@ -416,10 +416,16 @@ def scenario1(cfg, servers, out):
     for rnd in range(cfg.rounds):
         order = cases[rnd % len(cases):] + cases[:rnd % len(cases)]
         for key, label, srv, tls, variant, h1 in order:
+            before = proc_counters(srv.pids())
             r = h2load(srv.url(path, tls, variant), n=cfg.n_10m, c=8, m=1, t=2, h1=h1,
                        timeout=120)
+            after = proc_counters(srv.pids())
             if "error" not in r:
                 r["mbps"] = r["s2xx"] * size / r["secs"] / (1 << 20)
+                if r["s2xx"]:
+                    # less noisy than MB/s on a shared machine: the work
+                    # one response costs the server, whoever else runs
+                    r["server_cpu_ms_per_resp"] = (after["cpu"] - before["cpu"]) * 1e3 / r["s2xx"]
             runs[key].append(r)
             log("s1 round %d %-16s %s" % (rnd + 1, key, "%.0f MB/s (%s missing)" % (
                 r["mbps"], r["missing"]) if "mbps" in r else r.get("error")))
@@ -429,6 +435,8 @@ def scenario1(cfg, servers, out):
                     "sendfile": variant == "sendfile",
                     "warmup": (variant != "nowarm") if tls else None,
                     "mbps": summary([r.get("mbps") for r in runs[key]]),
+                    "server_cpu_ms_per_resp": summary([r.get("server_cpu_ms_per_resp")
+                                                       for r in runs[key]]),
                     "failed": sum(r.get("failed", 0) for r in runs[key]),
                     "missing": sum(r.get("missing", r.get("n", 0)) for r in runs[key]),
                     "runs": runs[key]}
@@ -456,6 +464,15 @@ def scenario1_md(s1):
     lines.append("")
     lines.append("HTTP/1.1 rows use the mod_h2 httpd (`h2load --h1`); the TLS rows compare "
                  "against HTTP/1.1 over TLS (no sendfile with mod_ssl).")
+    lines += ["", "Server CPU per 10 MB response (user+system ms of the server processes / "
+              "responses; h2load shares the CPUs, so MB/s also depends on what it gets):", "",
+              "| case | mod_h2 ms | mod_http2 ms | HTTP/1.1 ms | mod_h2/HTTP1.1 | mod_h2/mod_http2 |",
+              "|---|---|---|---|---|---|"]
+    for label, o, s, h in rows:
+        c = [r[k].get("server_cpu_ms_per_resp") for k in (o, s, h)]
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (
+            label, fmt(c[0], 2), fmt(c[1], 2), fmt(c[2], 2), ratio(c[0], c[2]),
+            ratio(c[0], c[1])))
     return "\n".join(lines)
 
 
