@@ -124,6 +124,16 @@ static void wait_in_mpm(conn_rec *c)
     }
 }
 
+/* 0 when the socket was closed under us: a stopping event MPM closes the
+ * sockets of the connections its workers hold (close_worker_sockets), and
+ * a connection handed back to wait for I/O then fails (AH10503). */
+static int socket_open(conn_rec *c)
+{
+    apr_socket_t *sock = ap_get_conn_socket(c);
+    apr_os_sock_t fd = -1;
+    return sock && apr_os_sock_get(&fd, sock) == APR_SUCCESS && fd >= 0;
+}
+
 /* The busy connection had its turn: it waits in the MPM until its socket
  * is writable, which it is at once, i.e. it queues up behind the
  * connections already waiting for a thread. */
@@ -167,6 +177,9 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
         }
     }
     rv = h2_session_process(ctx->session, how);
+    if ((APR_STATUS_IS_EAGAIN(rv) || rv == APR_INCOMPLETE) && !socket_open(c)) {
+        rv = APR_EOF;
+    }
     if (APR_STATUS_IS_EAGAIN(rv) && c->cs) {
         h2_c1_idle_park(ctx->session);
         wait_in_mpm(c);
