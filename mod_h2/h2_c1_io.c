@@ -212,29 +212,35 @@ static apr_bucket *mmap_slice(h2_c1_io *io, apr_file_t *f, apr_off_t off,
             *pmm = mb = NULL;
         }
     }
-    if (!mb && (mb = h2_fmap_bucket_create(f, io->c->bucket_alloc)) != NULL) {
-        /* the whole file, from the per-child cache of mappings */
-        *pmm = mb;
-        *pmm_off = 0;
-    }
     if (!mb) {
         apr_finfo_t finfo;
         apr_mmap_t *mm;
+        apr_status_t rv;
         apr_off_t start = off & ~((apr_off_t)H2_IO_PAGE - 1), end;
 
-        if (apr_file_info_get(&finfo, APR_FINFO_SIZE, f) != APR_SUCCESS) {
+        /* one fstat serves the cache lookup and the window */
+        rv = apr_file_info_get(&finfo, H2_FMAP_FINFO, f);
+        if ((rv != APR_SUCCESS && rv != APR_INCOMPLETE)
+            || !(finfo.valid & APR_FINFO_SIZE)) {
             return NULL;
         }
-        end = start + H2_IO_MMAP_WINDOW;
-        if (end > finfo.size) end = finfo.size;
-        if (end < off + (apr_off_t)len
-            || apr_mmap_create(&mm, f, start, (apr_size_t)(end - start),
-                               APR_MMAP_READ, p) != APR_SUCCESS) {
-            return NULL;
+        if ((mb = h2_fmap_bucket_create(f, &finfo, io->c->bucket_alloc)) != NULL) {
+            /* the whole file, from the per-child cache of mappings */
+            *pmm = mb;
+            *pmm_off = 0;
         }
-        *pmm = mb = apr_bucket_mmap_create(mm, 0, (apr_size_t)(end - start),
-                                           io->c->bucket_alloc);
-        *pmm_off = start;
+        else {
+            end = start + H2_IO_MMAP_WINDOW;
+            if (end > finfo.size) end = finfo.size;
+            if (end < off + (apr_off_t)len
+                || apr_mmap_create(&mm, f, start, (apr_size_t)(end - start),
+                                   APR_MMAP_READ, p) != APR_SUCCESS) {
+                return NULL;
+            }
+            *pmm = mb = apr_bucket_mmap_create(mm, 0, (apr_size_t)(end - start),
+                                               io->c->bucket_alloc);
+            *pmm_off = start;
+        }
     }
     apr_bucket_copy(mb, &slice);     /* shares the mapping's refcount */
     slice->start = (apr_size_t)(off - *pmm_off);

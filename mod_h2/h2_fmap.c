@@ -103,14 +103,20 @@ static const apr_bucket_type_t fmap_bucket_type = {
 
 /* --- the cache --- */
 
-static apr_status_t fmap_cleanup(void *data)
+/* Take mappings out of the cache: all (at child exit), or those no bucket
+ * holds that were unused for H2_FMAP_IDLE. Held ones are unmapped when
+ * their last bucket goes. */
+static void sweep(int all)
 {
     fmap_entry *gone[H2_FMAP_SLOTS];
     int i, ngone = 0;
+    apr_time_t now = apr_time_now();
 
     apr_thread_mutex_lock(fm.mutex);
     for (i = 0; i < H2_FMAP_SLOTS; ++i) {
-        if (fm.slot[i] && (gone[ngone] = drop_locked(i)) != NULL) {
+        fmap_entry *e = fm.slot[i];
+        if (e && (all || (e->refs == 0 && now - e->last_used >= H2_FMAP_IDLE))
+            && (gone[ngone] = drop_locked(i)) != NULL) {
             ++ngone;
         }
     }
@@ -118,6 +124,11 @@ static apr_status_t fmap_cleanup(void *data)
     for (i = 0; i < ngone; ++i) {
         unmap_entry(gone[i]);
     }
+}
+
+static apr_status_t fmap_cleanup(void *data)
+{
+    sweep(1);
     return APR_SUCCESS;
 }
 
@@ -133,22 +144,19 @@ apr_status_t h2_fmap_child_init(apr_pool_t *pchild)
     return rv;
 }
 
-apr_bucket *h2_fmap_bucket_create(apr_file_t *f, apr_bucket_alloc_t *list)
+apr_bucket *h2_fmap_bucket_create(apr_file_t *f, const apr_finfo_t *fi,
+                                  apr_bucket_alloc_t *list)
 {
-    const apr_int32_t wanted = APR_FINFO_SIZE | APR_FINFO_MTIME
-                               | APR_FINFO_INODE | APR_FINFO_DEV;
     fmap_entry *e = NULL, *gone[H2_FMAP_SLOTS];
     int i, free_slot = -1, ngone = 0;
-    apr_finfo_t fi;
     apr_os_file_t fd;
     fmap_ref *r;
     apr_bucket *b;
     apr_time_t now;
 
     if (!fm.mutex
-        || apr_file_info_get(&fi, wanted, f) != APR_SUCCESS
-        || (fi.valid & wanted) != wanted
-        || fi.size < H2_FMAP_MIN_FILE || fi.size > H2_FMAP_MAX_FILE) {
+        || (fi->valid & H2_FMAP_FINFO) != H2_FMAP_FINFO
+        || fi->size < H2_FMAP_MIN_FILE || fi->size > H2_FMAP_MAX_FILE) {
         return NULL;
     }
     now = apr_time_now();
@@ -158,8 +166,8 @@ apr_bucket *h2_fmap_bucket_create(apr_file_t *f, apr_bucket_alloc_t *list)
         if (!x) {
             if (free_slot < 0) free_slot = i;
         }
-        else if (x->dev == fi.device && x->ino == fi.inode) {
-            if (x->size == fi.size && x->mtime == fi.mtime) {
+        else if (x->dev == fi->device && x->ino == fi->inode) {
+            if (x->size == fi->size && x->mtime == fi->mtime) {
                 e = x;
                 break;
             }
@@ -169,7 +177,7 @@ apr_bucket *h2_fmap_bucket_create(apr_file_t *f, apr_bucket_alloc_t *list)
         }
     }
     while (!e && (free_slot < 0
-                  || fm.mapped + (apr_size_t)fi.size > H2_FMAP_MAX_TOTAL)) {
+                  || fm.mapped + (apr_size_t)fi->size > H2_FMAP_MAX_TOTAL)) {
         /* make room: the least recently used mapping nobody holds */
         int lru = -1;
         for (i = 0; i < H2_FMAP_SLOTS; ++i) {
@@ -185,21 +193,21 @@ apr_bucket *h2_fmap_bucket_create(apr_file_t *f, apr_bucket_alloc_t *list)
         if (free_slot < 0) free_slot = lru;
     }
     if (!e && free_slot >= 0
-        && fm.mapped + (apr_size_t)fi.size <= H2_FMAP_MAX_TOTAL
+        && fm.mapped + (apr_size_t)fi->size <= H2_FMAP_MAX_TOTAL
         && apr_os_file_get(&fd, f) == APR_SUCCESS) {
-        void *addr = mmap(NULL, (size_t)fi.size, PROT_READ, MAP_SHARED, fd, 0);
+        void *addr = mmap(NULL, (size_t)fi->size, PROT_READ, MAP_SHARED, fd, 0);
         if (addr != MAP_FAILED && (e = calloc(1, sizeof(*e))) != NULL) {
-            e->dev = fi.device;
-            e->ino = fi.inode;
-            e->size = fi.size;
-            e->mtime = fi.mtime;
+            e->dev = fi->device;
+            e->ino = fi->inode;
+            e->size = fi->size;
+            e->mtime = fi->mtime;
             e->addr = addr;
             e->cached = 1;
             fm.slot[free_slot] = e;
-            fm.mapped += (apr_size_t)fi.size;
+            fm.mapped += (apr_size_t)fi->size;
         }
         else if (addr != MAP_FAILED) {
-            munmap(addr, (size_t)fi.size);
+            munmap(addr, (size_t)fi->size);
         }
     }
     if (e) {
@@ -219,29 +227,14 @@ apr_bucket *h2_fmap_bucket_create(apr_file_t *f, apr_bucket_alloc_t *list)
     APR_BUCKET_INIT(b);
     b->free = apr_bucket_free;
     b->list = list;
-    b = apr_bucket_shared_make(b, r, 0, (apr_size_t)fi.size);
+    b = apr_bucket_shared_make(b, r, 0, (apr_size_t)fi->size);
     b->type = &fmap_bucket_type;
     return b;
 }
 
 void h2_fmap_trim(void)
 {
-    fmap_entry *gone[H2_FMAP_SLOTS];
-    int i, ngone = 0;
-    apr_time_t now = apr_time_now();
-
-    if (!fm.mutex) {
-        return;
-    }
-    apr_thread_mutex_lock(fm.mutex);
-    for (i = 0; i < H2_FMAP_SLOTS; ++i) {
-        if (fm.slot[i] && fm.slot[i]->refs == 0
-            && now - fm.slot[i]->last_used >= H2_FMAP_IDLE) {
-            gone[ngone++] = drop_locked(i);
-        }
-    }
-    apr_thread_mutex_unlock(fm.mutex);
-    for (i = 0; i < ngone; ++i) {
-        unmap_entry(gone[i]);
+    if (fm.mutex) {
+        sweep(0);
     }
 }

@@ -40,10 +40,16 @@
 /* Child init: the lock of the cache, and unmapping all at child exit. */
 apr_status_t h2_fmap_child_init(apr_pool_t *pchild);
 
-/* A bucket of the whole of file f from its cached mapping, or NULL when f
- * is outside the limits or the cache is full of mappings in use. The
- * bucket and its copies hold the mapping; it may outlive any pool. */
-apr_bucket *h2_fmap_bucket_create(apr_file_t *f, apr_bucket_alloc_t *list);
+/* What h2_fmap_bucket_create() needs to know of a file. */
+#define H2_FMAP_FINFO (APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_INODE \
+                       | APR_FINFO_DEV)
+
+/* A bucket of the whole of file f (fi: its H2_FMAP_FINFO) from its cached
+ * mapping, or NULL when f is outside the limits or the cache is full of
+ * mappings in use. The bucket and its copies hold the mapping; it may
+ * outlive any pool. */
+apr_bucket *h2_fmap_bucket_create(apr_file_t *f, const apr_finfo_t *fi,
+                                  apr_bucket_alloc_t *list);
 
 /* Drop mappings no bucket holds that were unused for H2_FMAP_IDLE. */
 void h2_fmap_trim(void);

@@ -333,17 +333,16 @@ static void *APR_THREAD_FUNC watch_run(apr_thread_t *thread, void *data)
     while (!w->shutdown) {
         apr_time_t stalled, now = apr_time_now();
         if (now >= trim_at) {
+            /* malloc memory only after work was done since the last time;
+             * mappings go once unused for a while, also when idle */
+            int worked = (w->ntaken != trimmed_at_taken);
+            trimmed_at_taken = w->ntaken;
             apr_thread_mutex_unlock(w->mutex);
-            /* mappings go once unused for a while, also when idle */
             h2_fmap_trim();
-            apr_thread_mutex_lock(w->mutex);
-            /* only after work was done since the last time */
-            if (w->ntaken != trimmed_at_taken) {
-                trimmed_at_taken = w->ntaken;
-                apr_thread_mutex_unlock(w->mutex);
+            if (worked) {
                 h2_util_release_free_memory();
-                apr_thread_mutex_lock(w->mutex);
             }
+            apr_thread_mutex_lock(w->mutex);
             trim_at = apr_time_now() + H2_TRIM_INTERVAL;
             continue;
         }
