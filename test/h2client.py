@@ -62,6 +62,7 @@ class Response:
         self.reset_code = None   # RST_STREAM error code from the server
         self.keep_body = True
         self.hasher = None       # optional hashlib object fed with DATA
+        self.data_frames = []    # (data bytes, flow-controlled length) per DATA frame
 
     @property
     def status(self):
@@ -92,6 +93,84 @@ class Response:
             self.stream_id, self.status, self.body_len, self.ended, self.reset_code)
 
 
+class TlsRecordTap:
+    """A TLS 1.3 client socket that notes the length of every TLS record
+    the server sends (`records`, ciphertext bytes; those before `first_app`
+    belong to the handshake). It offers what H2Client uses of a socket."""
+
+    def __init__(self, raw, ctx, server_hostname):
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        self.raw = raw
+        self.inc = ssl.MemoryBIO()
+        self.out = ssl.MemoryBIO()
+        self.obj = ctx.wrap_bio(self.inc, self.out, server_hostname=server_hostname)
+        self.records = []
+        self._split = b""
+        while True:
+            try:
+                self.obj.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self._send_out()
+                self._recv_raw()
+        self._send_out()
+        self.first_app = len(self.records)
+
+    def _send_out(self):
+        data = self.out.read()
+        if data:
+            self.raw.sendall(data)
+
+    def _recv_raw(self):
+        data = self.raw.recv(256 * 1024)
+        if data:
+            self._split += data
+            while len(self._split) >= 5:
+                n = int.from_bytes(self._split[3:5], "big")
+                if len(self._split) < 5 + n:
+                    break
+                self.records.append(n)
+                self._split = self._split[5 + n:]
+            self.inc.write(data)
+        return data
+
+    def plaintext_records(self):
+        """Payload bytes of each record after the handshake (TLS 1.3 AEAD
+        adds a content type byte and a 16 byte tag)."""
+        return [n - 17 for n in self.records[self.first_app:]]
+
+    def selected_alpn_protocol(self):
+        return self.obj.selected_alpn_protocol()
+
+    def pending(self):
+        return self.obj.pending() > 0 or self.inc.pending > 0
+
+    def recv(self, n):
+        while True:
+            try:
+                data = self.obj.read(n)
+                self._send_out()
+                return data
+            except ssl.SSLWantReadError:
+                if not self._recv_raw():
+                    return b""
+            except ssl.SSLZeroReturnError:
+                return b""
+
+    def sendall(self, data):
+        self.obj.write(data)
+        self._send_out()
+
+    def fileno(self):
+        return self.raw.fileno()
+
+    def setsockopt(self, *a):
+        self.raw.setsockopt(*a)
+
+    def close(self):
+        self.raw.close()
+
+
 class H2Client:
 
     def __init__(self, sock, window=65535):
@@ -119,11 +198,14 @@ class H2Client:
         timeout *= getattr(env, "slow", 1)      # under a sanitizer
         if how == "h2c":
             sock = socket.create_connection(("127.0.0.1", env.http_port), timeout=timeout)
-        elif how == "h2":
+        elif how in ("h2", "h2-tap"):
             raw = socket.create_connection(("127.0.0.1", env.https_port), timeout=timeout)
             ctx = ssl.create_default_context(cafile=env.sandbox.ca_cert)
             ctx.set_alpn_protocols(["h2"])
-            sock = ctx.wrap_socket(raw, server_hostname=env.domain)
+            if how == "h2-tap":
+                sock = TlsRecordTap(raw, ctx, env.domain)
+            else:
+                sock = ctx.wrap_socket(raw, server_hostname=env.domain)
             if sock.selected_alpn_protocol() != "h2":
                 sock.close()
                 raise AssertionError("server did not select h2 via ALPN")
@@ -132,8 +214,9 @@ class H2Client:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         c = cls(sock, window=window)
         c.host = env.domain
-        c.scheme = "https" if how == "h2" else "http"
-        c.authority = "%s:%d" % (env.domain, env.https_port if how == "h2" else env.http_port)
+        tls = how != "h2c"
+        c.scheme = "https" if tls else "http"
+        c.authority = "%s:%d" % (env.domain, env.https_port if tls else env.http_port)
         return c
 
     def close(self):
@@ -163,7 +246,8 @@ class H2Client:
             self.closed_at = time.monotonic()
 
     def _readable(self, timeout):
-        if isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
+        pending = getattr(self.sock, "pending", None)
+        if pending is not None and pending():
             return True
         # poll, not select: load tests hold more than FD_SETSIZE sockets
         p = select.poll()
@@ -213,6 +297,7 @@ class H2Client:
         elif isinstance(ev, h2.events.DataReceived):
             r = self._resp(ev.stream_id)
             r.body_len += len(ev.data)
+            r.data_frames.append((len(ev.data), ev.flow_controlled_length))
             if r.keep_body:
                 r.chunks.append(ev.data)
             if r.hasher is not None:

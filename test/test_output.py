@@ -1,0 +1,191 @@
+"""Output framing as a client sees it: the size of DATA frames
+(H2MaxDataFrameLen, H2Padding), the size of TLS records (H2TLSWarmUpSize,
+H2TLSCoolDownSecs), and when handler output reaches the client
+(H2OutputBuffering, H2CopyFiles).
+
+TLS records are seen through a TLS 1.3 client that splits what it reads
+into records; a record's payload is its length less 17 bytes (content type
+byte and AEAD tag). Small records are at most 1300 payload bytes, full ones
+16384 (RFC 8446 5.1)."""
+
+import hashlib
+import time
+
+import pytest
+
+from h2client import H2Client, install_cgi, install_file, remove_conf
+
+pytestmark = pytest.mark.h2
+
+H2_WAYS = ["h2", "h2c"]
+KB = 1024
+MB = 1 << 20
+FULL = 16384            # TLS record payload limit, also the default frame size
+SMALL = 1300            # payload of a warm-up record
+BIG_WINDOW = 1 << 30    # never make the server wait for WINDOW_UPDATE
+
+
+def content(tag, size):
+    block = hashlib.shake_256(tag.encode()).digest(64 * KB)
+    return (block * (size // len(block) + 1))[:size]
+
+
+@pytest.fixture(scope="module")
+def files(env):
+    """path -> bytes of the files these tests fetch."""
+    out = {}
+    for name, size in (("out-200k.bin", 200000), ("out-1m.bin", MB),
+                       ("out-3m.bin", 3 * MB)):
+        data = content(name, size)
+        install_file(env, "htdocs/" + name, data)
+        out["/" + name] = data
+    return out
+
+
+def conf_fixture(name, text, where=("server",)):
+    """A fixture that adds a config snippet for one test: reloads, and
+    takes it away again afterwards."""
+    @pytest.fixture
+    def fixture(env):
+        for w in where:
+            env.add_conf(name, text, w)
+        env.reload()
+        yield
+        for w in where:
+            remove_conf(env, name, w)
+        env.reload()
+    return fixture
+
+
+max_frame_1000 = conf_fixture("output-maxframe", "H2MaxDataFrameLen 1000")
+warmup_off = conf_fixture("output-nowarm", "H2TLSWarmUpSize 0", ("https",))
+padding_4 = conf_fixture("output-padding", "H2Padding 4")
+copy_files = conf_fixture("output-copy", "H2CopyFiles on")
+unbuffered = conf_fixture("output-unbuffered", "H2OutputBuffering off")
+
+
+def fetch(c, path, data):
+    r = c.get(path, timeout=60)
+    assert r.status == 200
+    assert r.ended
+    assert r.body == data
+    return r
+
+
+def payloads(r):
+    return [n for n, _ in r.data_frames]
+
+
+# ------------------------------------------------------------- DATA frames
+
+def test_data_frames_are_as_large_as_the_clients_max_frame_size(env, files):
+    with H2Client.connect(env, "h2c", window=BIG_WINDOW) as c:
+        r = fetch(c, "/out-200k.bin", files["/out-200k.bin"])
+    # 200000 = 12 x 16384 + 3392
+    assert payloads(r) == [FULL] * 12 + [3392]
+
+
+@pytest.mark.parametrize("how", H2_WAYS)
+def test_max_data_frame_len_caps_every_data_frame(env, files, max_frame_1000, how):
+    with H2Client.connect(env, how, window=BIG_WINDOW) as c:
+        r = fetch(c, "/out-200k.bin", files["/out-200k.bin"])
+    assert payloads(r) == [1000] * 200
+
+
+@pytest.mark.parametrize("how", H2_WAYS)
+def test_padding_adds_up_to_2_pow_bits_minus_1_bytes_to_data_frames(env, files,
+                                                                  padding_4, how):
+    with H2Client.connect(env, how, window=BIG_WINDOW) as c:
+        r = fetch(c, "/out-200k.bin", files["/out-200k.bin"])
+    pads = [flow - n for n, flow in r.data_frames]
+    assert all(0 <= p <= 15 for p in pads), pads
+    # 13+ frames, each unpadded with odds 1/16: some are padded
+    assert any(p > 0 for p in pads), pads
+    assert all(n + p <= FULL for n, p in zip(payloads(r), pads))
+
+
+# ------------------------------------------------------------- TLS records
+
+def full_from(recs):
+    """Index of the first full record."""
+    return next(i for i, n in enumerate(recs) if n == FULL)
+
+
+def test_tls_writes_the_first_megabyte_in_small_records_then_full_ones(env, files):
+    with H2Client.connect(env, "h2-tap", window=BIG_WINDOW) as c:
+        fetch(c, "/out-3m.bin", files["/out-3m.bin"])
+        recs = c.sock.plaintext_records()
+    assert max(recs) == FULL
+    i = full_from(recs)
+    assert max(recs[:i]) <= SMALL
+    assert sum(recs[:i]) >= MB
+    # after the warm-up, records are full but where a write ends
+    rest = recs[i:]
+    assert sum(n for n in rest if n == FULL) >= 0.9 * sum(rest)
+
+
+def test_tls_warm_up_size_0_writes_full_records_from_the_start(env, files, warmup_off):
+    with H2Client.connect(env, "h2-tap", window=BIG_WINDOW) as c:
+        fetch(c, "/out-3m.bin", files["/out-3m.bin"])
+        recs = c.sock.plaintext_records()
+    assert max(recs) == FULL
+    # before the body: SETTINGS, session tickets, the response HEADERS
+    assert full_from(recs) <= 8
+    assert sum(n for n in recs if n == FULL) >= 0.9 * 3 * MB
+
+
+def test_tls_busy_connection_stays_at_full_records_and_warms_up_after_cool_down(env,
+                                                                              files):
+    """H2TLSCoolDownSecs 1 (the default): a response right after another
+    starts with full records; after 2.5 s idle the first megabyte is in
+    small records again."""
+    with H2Client.connect(env, "h2-tap", window=BIG_WINDOW) as c:
+        fetch(c, "/out-1m.bin", files["/out-1m.bin"])
+        fetch(c, "/out-1m.bin", files["/out-1m.bin"])        # warm
+        n0 = len(c.sock.records)
+        fetch(c, "/out-1m.bin", files["/out-1m.bin"])
+        busy = [n - 17 for n in c.sock.records[n0:]]
+        time.sleep(2.5)
+        n1 = len(c.sock.records)
+        fetch(c, "/out-3m.bin", files["/out-3m.bin"])
+        idle = [n - 17 for n in c.sock.records[n1:]]
+    assert busy[0] == FULL or busy[1] == FULL, busy[:4]
+    assert sum(n for n in busy if n == FULL) >= 0.9 * MB
+    i = full_from(idle)
+    assert max(idle[:i]) <= SMALL
+    assert sum(idle[:i]) >= MB
+
+
+# ------------------------------------------------------------- handler output
+
+@pytest.mark.parametrize("how", H2_WAYS)
+def test_copy_files_on_serves_files_byte_exact(env, files, copy_files, how):
+    with H2Client.connect(env, how, window=BIG_WINDOW) as c:
+        for p in ("/out-200k.bin", "/out-3m.bin"):
+            fetch(c, p, files[p])
+
+
+CGI_TICK = r"""
+import sys, time
+sys.stdout.write("Content-Type: text/event-stream\r\n\r\n")
+sys.stdout.write("data: one\n\n")
+sys.stdout.flush()
+time.sleep(3)
+sys.stdout.write("data: two\n\n")
+"""
+
+
+@pytest.mark.parametrize("how", H2_WAYS)
+def test_output_buffering_off_passes_each_write_on_at_once(env, unbuffered, how):
+    install_cgi(env, "tick.py", CGI_TICK)
+    with H2Client.connect(env, how) as c:
+        sid = c.request("GET", "/cgi-bin/tick.py")
+        r = c.responses[sid]
+        c.wait(lambda: r.body_len > 0 or r.done, 20, "first event")
+        # the first event arrives while the script still sleeps
+        assert r.body == b"data: one\n\n"
+        assert not r.ended
+        c.wait_done(sid)
+    assert r.status == 200
+    assert r.headers["content-type"] == "text/event-stream"
+    assert r.body == b"data: one\n\ndata: two\n\n"
