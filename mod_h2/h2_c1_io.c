@@ -160,6 +160,29 @@ static apr_size_t seg_room(h2_c1_io *io)
     return room;
 }
 
+/* A DATA frame shorter than this is not worth ending a record with. */
+#define H2_IO_MIN_FIT_FRAME 512
+
+apr_size_t h2_c1_io_record_fit(h2_c1_io *io)
+{
+    apr_size_t room;
+
+    if (!io->is_tls) {
+        return 0;
+    }
+    room = seg_room(io);
+    if (io->seg_max < H2_TLS_LARGE_RECORD) {
+        /* warming up: a record holds a piece of a frame either way, and
+         * frames as small as records would only add headers */
+        return 0;
+    }
+    if (room < H2_FRAME_HDR_LEN + H2_IO_MIN_FIT_FRAME) {
+        /* too little left: let the frame fill the next record too */
+        room += h2_tls_sizing_next(&io->tls, apr_time_now());
+    }
+    return room;
+}
+
 /* Make room: close a full TLS record, or write out a full arena. */
 static apr_status_t make_room(h2_c1_io *io)
 {

@@ -720,6 +720,15 @@ static ssize_t read_length(nghttp2_session *ngh, uint8_t frame_type,
         len -= (ssize_t)1 << s->padding_bits;
         if (len < 1) len = 1;
     }
+    else if (s->io.is_tls) {
+        /* A frame that ends with its record lets the client hand each
+         * decrypted record to its parser whole: one DATA chunk per record
+         * instead of the two a straddling frame makes. */
+        apr_size_t fit = h2_c1_io_record_fit(&s->io);
+        if (fit > H2_FRAME_HDR_LEN && (ssize_t)(fit - H2_FRAME_HDR_LEN) < len) {
+            len = (ssize_t)(fit - H2_FRAME_HDR_LEN);
+        }
+    }
     return len;
 }
 

@@ -156,6 +156,17 @@ def test_tls_busy_connection_stays_at_full_records_and_warms_up_after_cool_down(
     assert sum(idle[:i]) >= MB
 
 
+def test_tls_data_frames_end_where_their_records_end(env, files, warmup_off):
+    """Frames are cut to the record they start in (16375 payload bytes plus
+    the 9-byte header), so no frame straddles two records."""
+    with H2Client.connect(env, "h2-tap", window=BIG_WINDOW) as c:
+        r = fetch(c, "/out-3m.bin", files["/out-3m.bin"])
+    sizes = payloads(r)
+    assert sum(sizes) == 3 * MB
+    assert max(sizes) == FULL - 9
+    assert sizes.count(FULL - 9) >= 0.95 * len(sizes)
+
+
 # ------------------------------------------------------------- handler output
 
 @pytest.mark.parametrize("how", H2_WAYS)
