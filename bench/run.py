@@ -393,6 +393,15 @@ def ratio(a, b, digits=2):
     return ("%%.%df" % digits) % (a["median"] / b["median"])
 
 
+def paired(a, b, key="mbps"):
+    """"median ratio | ahead/rounds" of a over b, round by round."""
+    q = [x[key] / y[key] for x, y in zip(a["runs"], b["runs"])
+         if x.get(key) is not None and y.get(key)]
+    if not q:
+        return "n/a | n/a"
+    return "%.2f | %d/%d" % (statistics.median(q), sum(1 for v in q if v > 1), len(q))
+
+
 # ---------------------------------------------------------------- scenario 1
 def scenario1(cfg, servers, out):
     ours, stock = servers["ours"], servers["stock"]
@@ -464,6 +473,14 @@ def scenario1_md(s1):
     lines.append("")
     lines.append("HTTP/1.1 rows use the mod_h2 httpd (`h2load --h1`); the TLS rows compare "
                  "against HTTP/1.1 over TLS (no sendfile with mod_ssl).")
+    lines += ["", "Per round: each round measures every case back to back, so the ratio "
+              "within a round is less exposed to the machine's load swings than the ratio "
+              "of medians. Median of the rounds' MB/s ratios, and in how many rounds "
+              "mod_h2 was ahead:", "",
+              "| case | mod_h2/HTTP1.1 | ahead | mod_h2/mod_http2 | ahead |",
+              "|---|---|---|---|---|"]
+    for label, o, s, h in rows:
+        lines.append("| %s | %s | %s |" % (label, paired(r[o], r[h]), paired(r[o], r[s])))
     lines += ["", "Server CPU per 10 MB response (user+system ms of the server processes / "
               "responses; h2load shares the CPUs, so MB/s also depends on what it gets):", "",
               "| case | mod_h2 ms | mod_http2 ms | HTTP/1.1 ms | mod_h2/HTTP1.1 | mod_h2/mod_http2 |",
