@@ -52,6 +52,11 @@ APLOG_USE_MODULE(h2);
 /* How often a connection thread that waits on workers looks at the MPM,
  * so that a graceful stop is noticed. */
 #define H2_WAIT_SLICE apr_time_from_msec(500)
+/* How long a shutdown notice waits for the client's PING answer: several
+ * round trips of any real network. */
+#define H2_STOP_NOTICE_WAIT apr_time_from_msec(1000)
+#define H2_STOP_PING "h2-stop!"   /* 8 bytes of PING payload */
+#define H2_MAX_STREAM_ID 0x7fffffff
 
 /* A connection with streams in flight keeps its MPM thread while it waits
  * for them; under a steady load it never goes idle. After this long it
@@ -524,6 +529,12 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
     case NGHTTP2_GOAWAY:
         transit(s, H2_SEV_CLIENT_GOAWAY);
         break;
+    case NGHTTP2_PING:
+        if ((frame->hd.flags & NGHTTP2_FLAG_ACK)
+            && !memcmp(frame->ping.opaque_data, H2_STOP_PING, 8)) {
+            s->stop_ping_acked = 1;
+        }
+        break;
     default:
         break;
     }
@@ -631,7 +642,10 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
 
     switch (frame->hd.type) {
     case NGHTTP2_GOAWAY:
-        s->goaway_sent = 1;
+        /* a shutdown notice (the highest stream id) leaves streams open */
+        if (frame->goaway.last_stream_id != H2_MAX_STREAM_ID) {
+            s->goaway_sent = 1;
+        }
         break;
     case NGHTTP2_RST_STREAM:
         /* Resets for client faults count, whether we or nghttp2 sent them
@@ -1337,6 +1351,41 @@ static void shutdown_graceful(h2_session *s, const char *why)
     transit(s, H2_SEV_SHUTDOWN);
 }
 
+/* RFC 9113 6.8: a server that stops first says so with a GOAWAY naming the
+ * highest possible stream, and a PING. Requests the client sent before it
+ * saw the notice are still served; once the PING comes back (or after
+ * H2_STOP_NOTICE_WAIT for a client that never answers), the final GOAWAY
+ * names the last stream taken, and nothing the client sent is lost. */
+static void stop_softly(h2_session *s)
+{
+    if (s->goaway_sent) {
+        return;
+    }
+    if (!s->stop_notice_at) {
+        if (nghttp2_submit_shutdown_notice(s->ngh) == 0
+            && nghttp2_submit_ping(s->ngh, NGHTTP2_FLAG_NONE,
+                                   (const uint8_t *)H2_STOP_PING) == 0) {
+            s->stop_notice_at = apr_time_now();
+            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21074)
+                          "h2_session(%ld): server stopping, shutdown notice "
+                          "sent; final GOAWAY once the client answers the PING",
+                          s->c1->id);
+            return;
+        }
+    }
+    else if (!s->stop_ping_acked
+             && apr_time_now() - s->stop_notice_at < H2_STOP_NOTICE_WAIT) {
+        return;
+    }
+    shutdown_graceful(s, "server shutting down");
+}
+
+/* 1 while a shutdown notice waits for the client's PING answer. */
+static int stop_pending(h2_session *s)
+{
+    return s->stop_notice_at && !s->goaway_sent;
+}
+
 static int mpm_stopping(void)
 {
     int state = AP_MPMQ_RUNNING;
@@ -1391,8 +1440,8 @@ apr_status_t h2_session_process(h2_session *s, int how)
         int progress = 0;
 
         purge_streams(s);
-        if (mpm_stopping()) {
-            shutdown_graceful(s, "server shutting down");
+        if (stop_pending(s) || mpm_stopping()) {
+            stop_softly(s);
         }
 
         rv = read_input(s, APR_NONBLOCK_READ);
@@ -1441,17 +1490,20 @@ apr_status_t h2_session_process(h2_session *s, int how)
             apr_thread_mutex_unlock(s->mutex);
             h2_ngmem_trim(&s->ngmem);
             h2_c1_io_idle(&s->io);
-            if (how & H2_RUN_MAY_PARK) {
+            if ((how & H2_RUN_MAY_PARK) && !stop_pending(s)) {
                 return APR_EAGAIN;
             }
-            apr_socket_timeout_set(ap_get_conn_socket(s->c1), s->keepalive_timeout);
+            /* with a shutdown notice out, wait for the PING answer only */
+            apr_socket_timeout_set(ap_get_conn_socket(s->c1), stop_pending(s)?
+                                   H2_STOP_NOTICE_WAIT : s->keepalive_timeout);
             rv = read_input(s, APR_BLOCK_READ);
             apr_socket_timeout_set(ap_get_conn_socket(s->c1), s->timeout);
             if (rv == APR_SUCCESS) {
                 transit(s, H2_SEV_IO);
             }
             else if (APR_STATUS_IS_TIMEUP(rv) || APR_STATUS_IS_EAGAIN(rv)) {
-                shutdown_graceful(s, "idle timeout");
+                shutdown_graceful(s, stop_pending(s)? "server shutting down"
+                                                    : "idle timeout");
                 transit(s, H2_SEV_TIMEOUT);
             }
             else {

@@ -87,6 +87,8 @@ struct h2_session {
     struct h2_stream *purge;        /* closed, to be freed next round */
     h2_hqueue sent_chunks;          /* consumed, to be freed after flush */
     int goaway_sent;
+    apr_time_t stop_notice_at;      /* shutdown notice and PING sent at */
+    int stop_ping_acked;            /* the client answered that PING */
     int settings_patched;           /* our limit is in the SETTINGS sent */
     int output_closed;              /* last frame written, nothing may follow */
     int close_after_send;           /* GOAWAY for abuse: close once it is out */

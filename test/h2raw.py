@@ -189,6 +189,7 @@ class RawConn:
         self.frames_in = {}        # type -> count
         self.server_settings = []
         self.ping_acks = 0
+        self.pings = []            # payloads of the server's own PINGs
         self.closed = False
         self.closed_at = None
         self.send_stalled = False
@@ -284,6 +285,8 @@ class RawConn:
             out.append(settings_frame(ack=True))
         elif ftype == PING and flags & ACK:
             self.ping_acks += 1
+        elif ftype == PING:
+            self.pings.append(payload)     # answered by the test, if at all
         elif ftype == GOAWAY:
             last, code = struct.unpack(">II", payload[:8])
             self.goaways.append((last & 0x7fffffff, code, payload[8:]))

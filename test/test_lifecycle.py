@@ -20,6 +20,7 @@ import pytest
 
 from conftest import report
 from h2client import H2Client, file_sha, install_cgi, make_big_file, remove_conf
+from h2raw import NO_ERROR, RawConn, headers_frame, ping_frame, request_block
 
 H2_WAYS = ["h2", "h2c"]
 pytestmark = pytest.mark.h2
@@ -117,6 +118,64 @@ def test_graceful_restart_sends_goaway_to_idle_connection(env, how, request):
         assert c.goaway is not None
         assert c.goaway.error_code == 0
         assert c.goaway.last_stream_id == 1
+
+
+CGI_SLOW = """\
+import sys, time
+time.sleep(3)
+sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\nslow and done\\n")
+"""
+NOTICE_LAST_ID = 2 ** 31 - 1     # RFC 9113 6.8: "no stream refused yet"
+
+
+def busy_conn_at_graceful_restart(env, how):
+    """A connection whose stream 1 is in a CGI for 3 s when a graceful
+    restart comes; returns it once the shutdown notice arrived."""
+    install_cgi(env, "slow3.py", CGI_SLOW)
+    c = RawConn(env, how, timeout=10)
+    c.send(headers_frame(1, request_block(c, "/cgi-bin/slow3.py")))
+    c.wait(lambda: c.server_settings, 5)
+    time.sleep(0.5)             # the CGI runs
+    env.reload()
+    c.wait(lambda: c.goaways, 10)
+    assert c.goaways[0][:2] == (NOTICE_LAST_ID, NO_ERROR)
+    return c
+
+
+@pytest.mark.parametrize("how", H2_WAYS)
+def test_graceful_restart_serves_requests_sent_before_the_shutdown_ping_answer(env, how):
+    """First a GOAWAY naming the highest stream and a PING; a request sent
+    meanwhile is served; the final GOAWAY follows the PING answer and names
+    that request's stream."""
+    with busy_conn_at_graceful_restart(env, how) as c:
+        c.wait(lambda: c.pings, 5)
+        c.send(headers_frame(3, request_block(c, "/1k.txt")))
+        c.wait(lambda: c.stream_done(3), 10)
+        assert c.status(3) == 200
+        assert c.data[3] == env.docroot_file("1k.txt")
+        c.send(ping_frame(c.pings[0], ack=True))
+        c.wait(lambda: len(c.goaways) == 2, 5)
+        assert c.goaways[1][:2] == (3, NO_ERROR)
+        c.wait(lambda: c.stream_done(1), 10)
+        assert c.status(1) == 200
+        assert c.data[1] == b"slow and done\n"
+        c.wait_closed(10)
+        assert len(c.goaways) == 2
+
+
+@pytest.mark.parametrize("how", H2_WAYS)
+def test_graceful_restart_final_goaway_comes_without_a_ping_answer(env, how):
+    """A client that never answers the PING gets the final GOAWAY after
+    1 s anyway; a request it sends after that is refused, the running one
+    finishes."""
+    with busy_conn_at_graceful_restart(env, how) as c:
+        c.wait(lambda: len(c.goaways) == 2, 5)
+        assert c.goaways[1][:2] == (1, NO_ERROR)
+        c.send(headers_frame(3, request_block(c, "/1k.txt")))
+        c.wait(lambda: c.stream_done(1), 10)
+        assert c.status(1) == 200
+        assert c.status(3) is None
+        c.wait_closed(10)
 
 
 # ------------------------------------------------------------- idle timeout
