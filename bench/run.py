@@ -152,14 +152,15 @@ class HttpdInstance:
                 raise SandboxError("port %d already in use" % p)
         self.sb.bench_setup(self.extra_conf)
         STARTED.append(self)
-        for attempt in range(4):
+        for attempt in range(21):
             try:
                 self.sb.start()
                 break
             except SandboxError as e:
-                # our ports lie in the ephemeral range: a client socket may
-                # hold one for a moment
-                if attempt == 3 or "in use" not in str(e):
+                # our ports lie in the ephemeral range: a client socket of
+                # an earlier run (500 of them in scenario 3) may hold one
+                # until its TIME_WAIT ends, 60 s at most
+                if attempt == 20 or "in use" not in str(e):
                     raise
                 log("start %s: port busy, retrying" % self.name)
                 time.sleep(3)
