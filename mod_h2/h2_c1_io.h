@@ -66,11 +66,11 @@ apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
                                   int can_mmap, apr_pool_t *p,
                                   void **pmm, apr_off_t *pmm_off);
 
-/* Write out everything queued; blocks until the data is with the kernel. */
 /* TLS: the size (9-byte header included) a frame written next should
  * have to end exactly where a TLS record ends; 0 on cleartext. */
 apr_size_t h2_c1_io_record_fit(h2_c1_io *io);
 
+/* Write out everything queued; blocks until the data is with the kernel. */
 apr_status_t h2_c1_io_flush(h2_c1_io *io);
 
 /* 1 when enough is queued that it should be written before queueing more. */

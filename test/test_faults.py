@@ -14,10 +14,10 @@ What a client sees (Debian 12, httpd 2.4, under event, worker and prefork):
   HTTP/1.1;
 - a graceful restart: a GOAWAY (NO_ERROR), after a shutdown notice (a
   GOAWAY naming stream 2^31-1) if the connection was busy; every stream
-  up to its last stream id completes, later ones are left unprocessed for the client to
-  send again: requests that were on their way when the GOAWAY was sent
-  (up to -c x -m for h2load, which sends nothing again and so also
-  loses what it had not sent yet);
+  up to its last stream id completes, later ones are left unprocessed for
+  the client to send again: requests that were on their way when the
+  GOAWAY was sent (up to -c x -m for h2load, which sends nothing again
+  and so also loses what it had not sent yet);
 - a graceful stop: a running download completes, new connections are
   refused at once;
 - a child killed with SIGKILL: its connections close without a GOAWAY,
