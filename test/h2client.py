@@ -105,7 +105,7 @@ class TlsRecordTap:
         self.out = ssl.MemoryBIO()
         self.obj = ctx.wrap_bio(self.inc, self.out, server_hostname=server_hostname)
         self.records = []
-        self._split = b""
+        self._split = bytearray()
         while True:
             try:
                 self.obj.do_handshake()
@@ -125,12 +125,14 @@ class TlsRecordTap:
         data = self.raw.recv(256 * 1024)
         if data:
             self._split += data
-            while len(self._split) >= 5:
-                n = int.from_bytes(self._split[3:5], "big")
-                if len(self._split) < 5 + n:
+            pos = 0
+            while len(self._split) - pos >= 5:
+                n = int.from_bytes(self._split[pos + 3:pos + 5], "big")
+                if len(self._split) - pos < 5 + n:
                     break
                 self.records.append(n)
-                self._split = self._split[5 + n:]
+                pos += 5 + n
+            del self._split[:pos]
             self.inc.write(data)
         return data
 
@@ -449,6 +451,17 @@ def make_big_file(path, size):
     os.chmod(tmp, 0o644)
     os.rename(tmp, path)
     return h.hexdigest()
+
+
+def content(tag, size):
+    """size bytes that differ with tag and with the position in the file."""
+    block = hashlib.shake_256(tag.encode()).digest(1 << 20)
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += i.to_bytes(8, "big") + block[8:]
+        i += 1
+    return bytes(out[:size])
 
 
 def install_file(env, relpath, data, mode=0o644):

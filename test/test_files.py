@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from h2client import H2Client, install_file
+from h2client import H2Client, content, install_file
 
 H2_WAYS = ["h2", "h2c"]
 pytestmark = pytest.mark.h2
@@ -20,17 +20,6 @@ pytestmark = pytest.mark.h2
 MB = 1 << 20
 # a client window that never makes the server wait
 BIG_WINDOW = 1 << 30
-
-
-def content(tag, size):
-    """size bytes that differ with tag and with the position in the file."""
-    block = hashlib.shake_256(tag.encode()).digest(MB)
-    out = bytearray()
-    i = 0
-    while len(out) < size:
-        out += i.to_bytes(8, "big") + block[8:]
-        i += 1
-    return bytes(out[:size])
 
 
 def rewrite_in_place(path, data):

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import report
 from h2client import H2Client, file_sha, install_cgi, make_big_file, remove_conf
-from h2raw import NO_ERROR, RawConn, headers_frame, ping_frame, request_block
+from h2raw import MAX_STREAM_ID, NO_ERROR, RawConn, headers_frame, ping_frame, request_block
 
 H2_WAYS = ["h2", "h2c"]
 pytestmark = pytest.mark.h2
@@ -125,7 +125,6 @@ import sys, time
 time.sleep(3)
 sys.stdout.write("Content-Type: text/plain\\r\\n\\r\\nslow and done\\n")
 """
-NOTICE_LAST_ID = 2 ** 31 - 1     # RFC 9113 6.8: "no stream refused yet"
 
 
 def busy_conn_at_graceful_restart(env, how):
@@ -138,7 +137,7 @@ def busy_conn_at_graceful_restart(env, how):
     time.sleep(0.5)             # the CGI runs
     env.reload()
     c.wait(lambda: c.goaways, 10)
-    assert c.goaways[0][:2] == (NOTICE_LAST_ID, NO_ERROR)
+    assert c.goaways[0][:2] == (MAX_STREAM_ID, NO_ERROR)
     return c
 
 

@@ -8,12 +8,11 @@ into records; a record's payload is its length less 17 bytes (content type
 byte and AEAD tag). Small records are at most 1300 payload bytes, full ones
 16384 (RFC 8446 5.1)."""
 
-import hashlib
 import time
 
 import pytest
 
-from h2client import H2Client, install_cgi, install_file, remove_conf
+from h2client import H2Client, content, install_cgi, install_file, remove_conf
 
 pytestmark = pytest.mark.h2
 
@@ -23,11 +22,6 @@ MB = 1 << 20
 FULL = 16384            # TLS record payload limit, also the default frame size
 SMALL = 1300            # payload of a warm-up record
 BIG_WINDOW = 1 << 30    # never make the server wait for WINDOW_UPDATE
-
-
-def content(tag, size):
-    block = hashlib.shake_256(tag.encode()).digest(64 * KB)
-    return (block * (size // len(block) + 1))[:size]
 
 
 @pytest.fixture(scope="module")
