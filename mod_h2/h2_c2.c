@@ -304,6 +304,7 @@ static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flus
         case H2_HC_DATA:
             h2_hqueue_write(&stream->out, &s->hpool, it->data, it->len);
             stream->out_buffered += it->len;
+            s->mem_out += it->len;
             break;
         case H2_HC_FILE:
             c = h2_hpool_get(&s->hpool, H2_HC_FILE, 0);
@@ -314,6 +315,7 @@ static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flus
             c->fd_mmap = it->mmap;
             h2_hqueue_append(&stream->out, c);
             stream->out_buffered += h2_hchunk_cost(c);
+            s->mem_out += h2_hchunk_cost(c);
             break;
         case H2_HC_HEADERS:
         case H2_HC_INTERIM:

@@ -281,12 +281,91 @@ static h2_hdr_result add_pseudo(h2_req_head *h, const char *name, apr_size_t nle
     return H2_HDR_OK;
 }
 
+/* HPACK's per-field overhead (RFC 7541 4.1), counted toward the decoded
+ * block size for every field, so that empty fields are not free. */
+#define H2_HDR_FIELD_OVERHEAD 32
+/* What keeping a field costs beyond its bytes: the table entry and the
+ * strings' terminators and alignment. */
+#define H2_HDR_FIELD_KEEP 24
+
+/* Charge n bytes to the block and its connection's budget; 0 when the
+ * budget has no room left for them. */
+static int charge(h2_req_head *h, apr_size_t n)
+{
+    h2_hdr_budget *b = h->limits.budget;
+    if (b) {
+        if (b->max && (b->used > b->max || n > b->max - b->used)) {
+            return 0;
+        }
+        b->used += n;
+    }
+    h->charged += n;
+    return 1;
+}
+
+void h2_req_head_release(h2_req_head *h)
+{
+    if (h->limits.budget) {
+        h->limits.budget->used -= h->charged;
+    }
+    h->charged = 0;
+}
+
+static h2_hdr_result too_large(h2_req_head *h, const char *name, apr_size_t nlen)
+{
+    if (h->error == H2_HDR_OK) {
+        /* enough of the name for the log line */
+        h->error_field = apr_pstrmemdup(h->pool, name, nlen > 64? 64 : nlen);
+    }
+    return fail(h, H2_HDR_ERR_FIELD_TOO_LARGE);
+}
+
+/* RFC 9113 8.2.3: cookie crumbs are joined with "; " into the one field
+ * HTTP/1.1 would have sent, and that field is held against the limits of
+ * one field. The buffer doubles as it grows, so joining costs time and
+ * memory linear in the joined length, however many crumbs it takes. */
+static h2_hdr_result add_crumb(h2_req_head *h, const char *value, apr_size_t vlen)
+{
+    apr_size_t sep = h->cookie? 2 : 0, need = h->cookie_len + sep + vlen;
+
+    if (h->limits.max_field_len
+        && sizeof("cookie: ") - 1 + need > h->limits.max_field_len) {
+        return too_large(h, "cookie", 6);
+    }
+    if (!h->cookie && h->limits.max_fields && ++h->nfields > h->limits.max_fields) {
+        return fail(h, H2_HDR_ERR_TOO_MANY);
+    }
+    if (need >= h->cookie_cap) {
+        apr_size_t cap = h->cookie_cap? 2 * h->cookie_cap : 128;
+        char *buf;
+        while (cap <= need) {
+            cap *= 2;
+        }
+        if (!charge(h, cap)) {
+            return fail(h, H2_HDR_ERR_CONN_BUDGET);
+        }
+        buf = apr_palloc(h->pool, cap);
+        if (h->cookie_len) {
+            memcpy(buf, h->cookie, h->cookie_len);
+        }
+        h->cookie = buf;
+        h->cookie_cap = cap;
+    }
+    if (sep) {
+        memcpy(h->cookie + h->cookie_len, "; ", 2);
+    }
+    memcpy(h->cookie + h->cookie_len + sep, value, vlen);
+    h->cookie_len = need;
+    h->cookie[need] = '\0';
+    return H2_HDR_OK;
+}
+
 h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
                               const char *value, apr_size_t vlen)
 {
     char *n;
 
-    h->block_len += nlen + vlen + 32;  /* HPACK's per-entry overhead */
+    h->block_len += nlen + vlen + H2_HDR_FIELD_OVERHEAD;
     if (h->limits.max_block_len && h->block_len > h->limits.max_block_len) {
         return fail(h, H2_HDR_ERR_BLOCK_TOO_LARGE);
     }
@@ -294,6 +373,9 @@ h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
         return h->error;
     }
     if (nlen > 0 && name[0] == ':') {
+        if (!charge(h, vlen + H2_HDR_FIELD_KEEP)) {
+            return fail(h, H2_HDR_ERR_CONN_BUDGET);
+        }
         return add_pseudo(h, name, nlen, value, vlen);
     }
     h->seen_regular = 1;
@@ -310,8 +392,12 @@ h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
         && !(vlen == 8 && !strncasecmp(value, "trailers", 8))) {
         return fail(h, H2_HDR_ERR_TE);
     }
+    if (IS_NAME(name, nlen, "cookie")) {
+        /* charges the joined buffer, the only copy kept */
+        return add_crumb(h, value, vlen);
+    }
     if (h->limits.max_field_len && nlen + 2 + vlen > h->limits.max_field_len) {
-        return fail(h, H2_HDR_ERR_FIELD_TOO_LARGE);
+        return too_large(h, name, nlen);
     }
     if (h->limits.max_fields && ++h->nfields > h->limits.max_fields) {
         return fail(h, H2_HDR_ERR_TOO_MANY);
@@ -330,12 +416,9 @@ h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
         }
         h->content_length = len;
     }
-    if (IS_NAME(name, nlen, "cookie")) {
-        /* RFC 9113 8.2.3: crumbs are joined again with "; " for HTTP/1.1
-         * semantics; we keep them aside until the block ends. */
-        const char *crumb = apr_pstrmemdup(h->pool, value, vlen);
-        h->cookie = h->cookie? apr_pstrcat(h->pool, h->cookie, "; ", crumb, NULL) : crumb;
-        return H2_HDR_OK;
+    /* before anything of the field is kept */
+    if (!charge(h, nlen + vlen + H2_HDR_FIELD_KEEP)) {
+        return fail(h, H2_HDR_ERR_CONN_BUDGET);
     }
     n = apr_pstrmemdup(h->pool, name, nlen);
     apr_table_addn(h->headers, n, apr_pstrmemdup(h->pool, value, vlen));
@@ -431,6 +514,8 @@ const char *h2_hdr_result_str(h2_hdr_result res)
     case H2_HDR_ERR_TOO_MANY: return "too many header fields";
     case H2_HDR_ERR_LINE_TOO_LONG: return "request line too long";
     case H2_HDR_ERR_BLOCK_TOO_LARGE: return "header block too large";
+    case H2_HDR_ERR_CONN_BUDGET:
+        return "the connection's header budget is used up";
     }
     return "unknown";
 }

@@ -40,14 +40,25 @@ typedef enum {
     H2_HDR_ERR_TOO_MANY,        /* over LimitRequestFields */
     H2_HDR_ERR_LINE_TOO_LONG,   /* method + path over LimitRequestLine */
     H2_HDR_ERR_BLOCK_TOO_LARGE, /* decoded block over its limit */
+    H2_HDR_ERR_CONN_BUDGET,     /* the connection holds too much already */
 } h2_hdr_result;
+
+/* What the header blocks of one connection's streams may hold together.
+ * Every block charges the fields it keeps before it keeps them, and
+ * gives the charge back when its stream is freed (h2_req_head_release). */
+typedef struct h2_hdr_budget {
+    apr_size_t used;
+    apr_size_t max;             /* 0: no limit */
+} h2_hdr_budget;
 
 typedef struct h2_hdr_limits {
     apr_size_t max_field_len;   /* "name: value" length */
     int max_fields;             /* number of regular fields, 0: no limit */
     apr_size_t max_line_len;    /* "METHOD path HTTP/2.0" length */
     apr_size_t max_block_len;   /* decoded header block, 0: no limit */
+    h2_hdr_budget *budget;      /* the connection's, NULL: none */
 } h2_hdr_limits;
+
 
 typedef struct h2_req_head {
     apr_pool_t *pool;
@@ -62,8 +73,12 @@ typedef struct h2_req_head {
     int nfields;
     int seen_regular;
     int is_trailer;             /* collecting a trailer block */
-    const char *cookie;         /* cookie crumbs joined by "; " */
+    char *cookie;               /* cookie crumbs joined by "; " so far */
+    apr_size_t cookie_len;      /*   their length */
+    apr_size_t cookie_cap;      /*   the room in cookie */
+    apr_size_t charged;         /* bytes charged to limits.budget */
     h2_hdr_result error;        /* first error seen, H2_HDR_OK if none */
+    const char *error_field;    /* the field that was too large, for logs */
 } h2_req_head;
 
 /* Start collecting a request header block in pool p. */
@@ -79,8 +94,12 @@ h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
                               const char *value, apr_size_t vlen);
 
 /* Finish the block: required pseudo-headers, host/authority agreement,
- * request line length. Sets the "host" field from :authority. */
+ * request line length. Sets the "host" field from :authority and joins
+ * the cookie crumbs into one "cookie" field. */
 h2_hdr_result h2_req_head_end(h2_req_head *h);
+
+/* Give back what h charged to its connection's budget. */
+void h2_req_head_release(h2_req_head *h);
 
 /* 1 when name (nlen bytes) is a valid lowercase field name token. */
 int h2_hdr_name_valid(const char *name, apr_size_t nlen);

@@ -141,7 +141,13 @@ void h2_request_run(conn_rec *c2, h2_stream *stream, request_rec **pr)
     r->headers_in = apr_table_copy(r->pool, req->headers);
     ap_run_pre_read_request(r, c2);
 
-    if (!set_request_line(r, req) || !ap_check_request_header(r)) {
+    if (stream->refuse_status) {
+        /* over httpd's limits (logged when the head came in): the status
+         * HTTP/1.1 gives, with httpd's error page */
+        set_request_line(r, req);
+        status = stream->refuse_status;
+    }
+    else if (!set_request_line(r, req) || !ap_check_request_header(r)) {
         status = r->status? r->status : HTTP_BAD_REQUEST;
         if (status == HTTP_OK) status = HTTP_BAD_REQUEST;
     }

@@ -65,6 +65,10 @@ APLOG_USE_MODULE(h2);
  * connections than MPM threads starve the rest until they time out. */
 #define H2_C1_TURN apr_time_from_msec(100)
 
+/* What a connection's request heads may hold together, per stream it may
+ * have open (at least two full header blocks, see h2_session_create). */
+#define H2_CONN_HEAD_SHARE (32 * 1024)
+
 const char *h2_session_state_str(h2_session_state state)
 {
     switch (state) {
@@ -332,6 +336,29 @@ static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
     return 0;
 }
 
+/* 1 when what the connection's streams hold (request heads, bodies and
+ * responses buffered) leaves room for another stream. Over it, new
+ * streams are refused until the client reads or the streams end: memory
+ * per connection is bounded whatever the client sends. */
+static int mem_admits(h2_session *s)
+{
+    apr_size_t held;
+
+    apr_thread_mutex_lock(s->mutex);
+    held = s->mem_in + s->mem_out;
+    apr_thread_mutex_unlock(s->mutex);
+    if (held <= s->mem_max && s->hdr_budget.used < s->hdr_budget.max) {
+        return 1;
+    }
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21080)
+                  "h2_session(%ld): refusing a stream, the connection holds "
+                  "%" APR_SIZE_T_FMT " bytes of bodies and responses (budget %"
+                  APR_SIZE_T_FMT ") and %" APR_SIZE_T_FMT " of request heads "
+                  "(budget %" APR_SIZE_T_FMT ")", s->c1->id, held, s->mem_max,
+                  s->hdr_budget.used, s->hdr_budget.max);
+    return 0;
+}
+
 static int on_begin_headers(nghttp2_session *ngh, const nghttp2_frame *frame,
                             void *ud)
 {
@@ -342,11 +369,21 @@ static int on_begin_headers(nghttp2_session *ngh, const nghttp2_frame *frame,
         return 0;
     }
     if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-        if (s->open_streams >= s->max_streams) {
+        int over_streams = s->open_streams >= s->max_streams;
+        if (over_streams || !mem_admits(s)) {
             /* RFC 9113 5.1.2: only this stream fails, with REFUSED_STREAM,
-             * so the client may retry it; the others go on. */
-            nghttp2_submit_rst_stream(ngh, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
-                                      H2_ERR_REFUSED_STREAM);
+             * so the client may retry it; the others go on. A client that
+             * opens more streams than allowed is at fault (counted when
+             * the reset goes out); one whose streams wait for it to read
+             * may just be slow, and is not. */
+            if (!over_streams) {
+                s->refusals_not_faults++;
+            }
+            if (nghttp2_submit_rst_stream(ngh, NGHTTP2_FLAG_NONE,
+                                          frame->hd.stream_id,
+                                          H2_ERR_REFUSED_STREAM) != 0) {
+                return NGHTTP2_ERR_CALLBACK_FAILURE;
+            }
             return 0;
         }
         stream = h2_stream_create(s, frame->hd.stream_id, s->pool);
@@ -434,6 +471,41 @@ static int body_length_ok(h2_session *s, h2_stream *stream, int eos)
     return 1;
 }
 
+/* The error-log line HTTP/1.1 would write for a request head over one
+ * of httpd's limits, naming the limit. */
+static void log_over_limit(h2_session *s, h2_stream *stream, h2_hdr_result res,
+                           int status)
+{
+    const h2_req_head *h = &stream->req;
+    const char *what;
+
+    switch (res) {
+    case H2_HDR_ERR_FIELD_TOO_LARGE:
+        what = apr_psprintf(stream->pool, "a request header exceeds "
+                            "LimitRequestFieldSize (%" APR_SIZE_T_FMT "): %s",
+                            h->limits.max_field_len,
+                            h->error_field? h->error_field : "?");
+        break;
+    case H2_HDR_ERR_TOO_MANY:
+        what = apr_psprintf(stream->pool, "the number of request headers "
+                            "exceeds LimitRequestFields (%d)", h->limits.max_fields);
+        break;
+    case H2_HDR_ERR_LINE_TOO_LONG:
+        what = apr_psprintf(stream->pool, "the request line exceeds "
+                            "LimitRequestLine (%" APR_SIZE_T_FMT ")",
+                            h->limits.max_line_len);
+        break;
+    default:
+        what = apr_psprintf(stream->pool, "the request header block exceeds "
+                            "%" APR_SIZE_T_FMT " bytes (H2MaxHeaderBlockLen)",
+                            h->limits.max_block_len);
+        break;
+    }
+    ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21081)
+                  "h2_session(%ld-%d): %s, answering %d", s->c1->id, stream->id,
+                  what, status);
+}
+
 static void on_request_headers(h2_session *s, h2_stream *stream,
                                const nghttp2_frame *frame)
 {
@@ -448,21 +520,32 @@ static void on_request_headers(h2_session *s, h2_stream *stream,
     else {
         stream->has_body_in = 1;
     }
-    if (res != H2_HDR_OK) {
-        if (h2_hdr_result_as_status(res, &status)) {
-            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21013)
-                          "h2_session(%ld-%d): request refused with %d: %s",
-                          s->c1->id, stream->id, status, h2_hdr_result_str(res));
-            answer_directly(s, stream, status);
-        }
-        else {
-            stream_error(s, stream->id, H2_ERR_PROTOCOL_ERROR,
-                         h2_hdr_result_str(res));
-        }
+    if (res == H2_HDR_ERR_CONN_BUDGET) {
+        stream_error(s, stream->id, H2_ERR_REFUSED_STREAM,
+                     apr_psprintf(stream->pool, "%s (%" APR_SIZE_T_FMT " of %"
+                                  APR_SIZE_T_FMT " bytes held)", h2_hdr_result_str(res),
+                                  s->hdr_budget.used, s->hdr_budget.max));
         return;
     }
-    if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
-        && !body_length_ok(s, stream, 1)) {
+    if (res != H2_HDR_OK) {
+        if (!h2_hdr_result_as_status(res, &status)) {
+            stream_error(s, stream->id, H2_ERR_PROTOCOL_ERROR,
+                         h2_hdr_result_str(res));
+            return;
+        }
+        /* beyond httpd's limits: answered as HTTP/1.1 answers it, by
+         * httpd (error page, ErrorDocument, access log) */
+        log_over_limit(s, stream, res, status);
+        stream->refuse_status = status;
+        if (!stream->req.method || (!stream->req.path && !stream->req.authority)) {
+            /* the head broke a limit before its request line was
+             * complete: the error page is the server root's */
+            stream->req.method = stream->req.method? stream->req.method : "GET";
+            stream->req.path = "/";
+        }
+    }
+    else if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+             && !body_length_ok(s, stream, 1)) {
         return;
     }
     if (s->goaway_sent && stream->id > s->last_stream_started) {
@@ -558,6 +641,7 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
         if (stream->scheduled && !stream->out_done && !stream->aborted) {
             h2_hqueue_write(&stream->in, &s->hpool, (const char *)data, len);
             stream->in_total += len;
+            s->mem_in += len;
             if (stream->worker_waits) {
                 apr_thread_cond_signal(stream->worker->cond);
             }
@@ -657,8 +741,13 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
         case H2_ERR_PROTOCOL_ERROR:
         case H2_ERR_FLOW_CONTROL_ERROR:
         case H2_ERR_STREAM_CLOSED:
-        case H2_ERR_FRAME_SIZE_ERROR:
         case H2_ERR_REFUSED_STREAM:
+            if (s->refusals_not_faults > 0) {
+                s->refusals_not_faults--;   /* see on_begin_headers() */
+                break;
+            }
+            /* fall through */
+        case H2_ERR_FRAME_SIZE_ERROR:
             count_stream_fault(s, frame->hd.stream_id);
             break;
         default:
@@ -1099,6 +1188,7 @@ static int collect(h2_session *s)
     for (sent = s->sent_first; sent; sent = sent->next_sent) {
         sent->in_sent_list = 0;
         sent->out_buffered -= sent->c1_sent;
+        s->mem_out -= sent->c1_sent;
         sent->c1_sent = 0;
         if (sent->worker_waits && sent->out_buffered <= half) {
             apr_thread_cond_signal(sent->worker->cond);
@@ -1130,6 +1220,7 @@ static int collect(h2_session *s)
             consumed += stream->in.mem;
             h2_hqueue_clear(&stream->in, &s->hpool);
         }
+        s->mem_in -= consumed;
         apr_thread_mutex_unlock(s->mutex);
         ++n;
 
@@ -1702,7 +1793,10 @@ static apr_status_t upgrade_stream(h2_session *s, request_rec *r)
     /* the body came before the preface, the propose hook read it */
     if (apr_pool_userdata_get((void **)&body, H2_UPGRADE_BODY_KEY, r->pool) == APR_SUCCESS
         && body && body->len > 0) {
+        apr_thread_mutex_lock(s->mutex);
         h2_hqueue_write(&stream->in, &s->hpool, body->data, body->len);
+        s->mem_in += body->len;
+        apr_thread_mutex_unlock(s->mutex);
         stream->in_total = (apr_off_t)body->len;
     }
     if (stream->in_total > 0) {
@@ -1785,6 +1879,15 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
         s->hdr_limits.max_block_len = (s->hdr_limits.max_fields? (apr_size_t)s->hdr_limits.max_fields : 100)
             * (s->hdr_limits.max_field_len + 32) + s->hdr_limits.max_line_len;
     }
+    /* Per connection: two blocks of the largest size allowed, or a share
+     * per stream, whichever is more; request bodies and responses up to
+     * H2StreamMaxMemSize for every stream it may have open. */
+    s->hdr_budget.max = 2 * s->hdr_limits.max_block_len;
+    if (s->hdr_budget.max < (apr_size_t)s->max_streams * H2_CONN_HEAD_SHARE) {
+        s->hdr_budget.max = (apr_size_t)s->max_streams * H2_CONN_HEAD_SHARE;
+    }
+    s->hdr_limits.budget = &s->hdr_budget;
+    s->mem_max = (apr_size_t)s->max_streams * s->stream_max_mem;
 
     apr_thread_mutex_create(&s->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
     s->hpool.max_free = h2_util_cache_max(32, H2_HCHUNK_SIZE);
@@ -1837,7 +1940,10 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     }
     *psession = s;
     ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, c, APLOGNO(21023)
-                  "h2_session(%ld): started%s, %d max streams, window %d",
-                  c->id, r? " by upgrade" : "", s->max_streams, s->window_size);
+                  "h2_session(%ld): started%s, %d max streams, window %d, "
+                  "budgets: %" APR_SIZE_T_FMT " bytes of request heads, %"
+                  APR_SIZE_T_FMT " of bodies and responses", c->id,
+                  r? " by upgrade" : "", s->max_streams, s->window_size,
+                  s->hdr_budget.max, s->mem_max);
     return APR_SUCCESS;
 }

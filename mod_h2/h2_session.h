@@ -78,6 +78,11 @@ struct h2_session {
     int copy_files;
     int max_stream_errors;
     h2_hdr_limits hdr_limits;
+    h2_hdr_budget hdr_budget;       /* decoded request heads held, see
+                                     * h2_session_mem_admits() */
+    apr_size_t mem_max;             /* what request bodies and responses
+                                     * may hold before new streams are
+                                     * refused */
 
     /* connection thread only */
     struct h2_stream *streams;      /* all live streams */
@@ -94,6 +99,7 @@ struct h2_session {
     int close_after_send;           /* GOAWAY for abuse: close once it is out */
     int max_processing;             /* streams it may have with workers */
     int stream_errors;
+    int refusals_not_faults;        /* REFUSED_STREAMs not to count */
     apr_time_t last_client_io;
     apr_time_t turn_start;          /* got the MPM thread at */
     int last_stream_started;
@@ -118,6 +124,9 @@ struct h2_session {
                                      * NULL under prefork */
     h2_hpool hpool;
     struct h2_stream *ready_first, *ready_last;
+    apr_size_t mem_in;              /* request body bytes buffered */
+    apr_size_t mem_out;             /* response bytes buffered (a file
+                                     * range counts H2_HCHUNK_FILE_COST) */
     int c1_polling;
     int wakeup_sent;
     struct h2_c1_waiter *waiter;    /* the connection thread's, while polling */

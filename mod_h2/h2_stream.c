@@ -150,7 +150,12 @@ void h2_stream_destroy(h2_stream *stream)
 {
     h2_session *session = stream->session;
 
+    h2_req_head_release(&stream->req);
+    h2_req_head_release(&stream->trailer_head);
     apr_thread_mutex_lock(session->mutex);
+    /* what the connection's budget still counts for this stream */
+    session->mem_in -= stream->in.mem + stream->in_consumed;
+    session->mem_out -= stream->out_buffered;
     h2_hqueue_clear(&stream->in, &session->hpool);
     h2_hqueue_clear(&stream->out, &session->hpool);
     h2_hqueue_clear(&stream->c1_out, &session->hpool);

@@ -53,6 +53,8 @@ struct h2_stream {
     h2_req_head trailer_head;      /* request trailer block */
     apr_table_t *trailers_in;
     int answer_status;             /* >0: answer directly with this status */
+    int refuse_status;             /* >0: httpd answers with this status
+                                    * (a head over httpd's limits) */
     h2_hqueue c1_out;              /* response chunks taken over from out */
     h2_hqueue held;                /* submitted fields nghttp2 points into */
     apr_size_t c1_sent;            /* bytes sent since the last sync */

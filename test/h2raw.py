@@ -81,6 +81,15 @@ def continuation_frame(sid, block, end_headers=False):
     return frame(CONTINUATION, END_HEADERS if end_headers else 0, sid, block)
 
 
+def header_frames(sid, block, end_stream=True, max_frame=16384):
+    """A header block of any size: HEADERS, then CONTINUATIONs as needed."""
+    parts = [block[i:i + max_frame] for i in range(0, len(block), max_frame)] or [b""]
+    out = [headers_frame(sid, parts[0], end_stream, end_headers=len(parts) == 1)]
+    for i, part in enumerate(parts[1:], 2):
+        out.append(continuation_frame(sid, part, end_headers=i == len(parts)))
+    return b"".join(out)
+
+
 def data_frame(sid, data=b"", end_stream=False):
     return frame(DATA, END_STREAM if end_stream else 0, sid, data)
 

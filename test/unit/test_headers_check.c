@@ -232,6 +232,97 @@ static void test_cookie_crumbs_are_joined(void)
     CHECK(!strcmp(apr_table_get(h.headers, "cookie"), "a=1; b=2"));
 }
 
+static void test_cookie_join_is_linear_in_its_length(void)
+{
+    /* 4000 crumbs of 100 bytes: a join that copies the cookie so far for
+     * every crumb would charge (and copy) about 800 MB; a linear one a
+     * small multiple of the 400 KB it joins */
+    h2_hdr_limits roomy = { 1 << 20, 100, 8190, 0 };
+    h2_req_head h;
+    char crumb[101];
+    apr_size_t joined, i;
+    const char *v;
+
+    memset(crumb, 'c', 100);
+    crumb[100] = 0;
+    h2_req_head_init(&h, pool, &roomy);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/");
+    for (i = 0; i < 4000; ++i) {
+        CHECK(ADD(&h, "cookie", crumb) == H2_HDR_OK);
+    }
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    joined = 4000 * 100 + 3999 * 2;
+    v = apr_table_get(h.headers, "cookie");
+    CHECK(v && strlen(v) == joined);
+    CHECK(v && !strncmp(v, crumb, 100) && !strncmp(v + 100, "; ", 2));
+    CHECK(v && !strcmp(v + joined - 100, crumb));
+    /* the buffers that doubled on the way, and the pseudo-headers */
+    CHECK(h.charged <= 4 * joined + 200);
+    /* one field for LimitRequestFields, as the Cookie line of HTTP/1.1 */
+    CHECK(h.nfields == 1);
+}
+
+static void test_joined_cookie_is_held_against_field_size(void)
+{
+    /* "cookie: " + value <= 100: 23 crumbs "ab" join to 90 bytes, the
+     * 24th makes 94 */
+    h2_hdr_limits small = { 100, 100, 8190, 0 };
+    h2_req_head h;
+    int i, status = 0;
+
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/");
+    for (i = 0; i < 23; ++i) {
+        CHECK(ADD(&h, "cookie", "ab") == H2_HDR_OK);
+    }
+    CHECK(h.cookie_len == 90);
+    CHECK(ADD(&h, "cookie", "ab") == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(h.error_field && !strcmp(h.error_field, "cookie"));
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(h2_hdr_result_as_status(h.error, &status) && status == 431);
+
+    /* exactly at the limit is allowed: 8 + 92 = 100 */
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/");
+    CHECK(ADD(&h, "cookie", "0123456789012345678901234567890123456789") == H2_HDR_OK);
+    CHECK(ADD(&h, "cookie", "01234567890123456789012345678901234567890123456789")
+          == H2_HDR_OK);
+    CHECK(h.cookie_len == 92);
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+}
+
+static void test_connection_budget_is_shared_and_given_back(void)
+{
+    h2_hdr_budget budget = { 0, 600 };
+    h2_hdr_limits lim = { 8190, 100, 8190, 0, &budget };
+    h2_req_head a, b;
+    char v[201];
+
+    memset(v, 'v', 200);
+    v[200] = 0;
+    h2_req_head_init(&a, pool, &lim);
+    h2_req_head_init(&b, pool, &lim);
+    CHECK(ADD(&a, "x-a", v) == H2_HDR_OK);          /* 3 + 200 + 24 = 227 */
+    CHECK(ADD(&b, "x-b", v) == H2_HDR_OK);          /* 454 */
+    CHECK(budget.used == 454 && a.charged == 227 && b.charged == 227);
+    /* 681 would pass 600: refused before the field is kept */
+    CHECK(ADD(&b, "x-c", v) == H2_HDR_ERR_CONN_BUDGET);
+    CHECK(apr_table_get(b.headers, "x-c") == NULL);
+    CHECK(budget.used == 454);
+    h2_req_head_release(&a);
+    CHECK(budget.used == 227 && a.charged == 0);
+    h2_req_head_release(&a);                         /* twice is harmless */
+    CHECK(budget.used == 227);
+    h2_req_head_release(&b);
+    CHECK(budget.used == 0);
+}
+
 static void test_limits_answer_with_status(void)
 {
     h2_hdr_limits small = { 20, 2, 30, 0 };
@@ -353,6 +444,9 @@ int main(void)
     test_content_length_must_be_digits_and_agree();
     test_host_must_match_authority();
     test_cookie_crumbs_are_joined();
+    test_cookie_join_is_linear_in_its_length();
+    test_joined_cookie_is_held_against_field_size();
+    test_connection_budget_is_shared_and_given_back();
     test_limits_answer_with_status();
     test_decoded_block_size_is_bounded();
     test_trailers_refuse_pseudo_headers();
