@@ -19,9 +19,9 @@ import time
 
 import pytest
 
-from h2client import H2Client, remove_conf
+from h2client import H2Client, install_file, remove_conf
 from h2raw import (CANCEL, REFUSED_STREAM, SETTINGS_INITIAL_WINDOW_SIZE, RawConn, Watch,
-                   header_frames, headers_frame, hp_indexed, hp_literal, hp_literal_indexed,
+                   data_frame, header_frames, headers_frame, hp_indexed, hp_literal, hp_literal_indexed,
                    request_block, request_headers, rst_frame)
 
 pytestmark = pytest.mark.h2
@@ -179,4 +179,49 @@ def test_connection_header_budget_refuses_new_streams(env, small_budget):
     c.send(header_frames(11, request_block(c, "/1k.txt?budget-after", extra=extra)))
     c.wait(lambda: c.status(11) or c.rst.get(11) is not None, 10)
     assert c.status(11) == 200, c.answer()
+    c.close()
+
+
+@pytest.fixture
+def one_worker_small_buffers(env):
+    """One worker per connection (H2MaxWorkers 2) and H2MaxSessionStreams 4
+    x H2StreamMaxMemSize 8192: bodies and responses of a connection may
+    hold 32 KB before new streams are refused."""
+    install_file(env, "cgi-bin/nap.sh", "#!/bin/sh\nsleep 3\n"
+                 "printf 'Content-Type: text/plain\\r\\n\\r\\nnap\\n'\n", 0o755)
+    conf = ("H2MinWorkers 1\nH2MaxWorkers 2\nH2MaxSessionStreams 4\n"
+            "H2StreamMaxMemSize 8192\n")
+    env.add_conf("abuse-memory-bodies", conf, "server")
+    env.restart()
+    yield
+    remove_conf(env, "abuse-memory-bodies", "server")
+    env.restart()
+
+
+def test_buffered_bodies_over_connection_budget_refuse_new_streams(
+        env, one_worker_small_buffers):
+    """While the connection's one worker naps, a second stream's 60 KB
+    upload waits in the server's buffers (its window allows that much):
+    more than the connection's 32 KB, so a third stream is refused with
+    REFUSED_STREAM although only two of four streams are open; the
+    connection is not closed for it, and once the upload is served a new
+    stream is taken again."""
+    c = RawConn(env, "h2c")
+    c.send(headers_frame(1, request_block(c, "/cgi-bin/nap.sh?budget")))
+    c.pump(0.3)
+    c.send(headers_frame(3, request_block(c, "/cgi-bin/echo.py?budget", "POST",
+                                          [("content-length", "61440")]),
+                         end_stream=False)
+           + b"".join(data_frame(3, b"u" * 15360, end_stream=(i == 3)) for i in range(4)))
+    c.pump(0.3)
+    c.send(headers_frame(5, request_block(c, "/1k.txt?over-budget")))
+    c.wait(lambda: c.rst.get(5) is not None or c.status(5), 5)
+    assert c.rst.get(5) == REFUSED_STREAM, c.answer()
+    c.wait(lambda: c.stream_done(1) and c.stream_done(3), 20)
+    assert c.status(1) == 200 and c.status(3) == 200, c.answer()
+    assert len(c.data[3]) == 61440
+    c.send(headers_frame(7, request_block(c, "/1k.txt?after-budget")))
+    c.wait(lambda: c.stream_done(7), 10)
+    assert c.status(7) == 200, c.answer()
+    assert not c.goaways
     c.close()
