@@ -16,9 +16,12 @@
  * method, target and header table (h2_headers_check.c).
  *
  * Input: fields as "name\0value\0" pairs; a first byte below 0x20 picks
- * small limits so the limit paths are reached too. Besides not crashing
+ * small limits (and a small connection budget) so the limit paths are
+ * reached too. Besides not crashing
  * (ASan/UBSan watch that), whatever the validator accepts must be safe to
- * hand to httpd as an HTTP/1.1-style request: checked below. */
+ * hand to httpd as an HTTP/1.1-style request, the joined cookie must stay
+ * within the field limit, and the budget must get back exactly what the
+ * block charged: checked below. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     apr_pool_t *p;
     h2_req_head h;
-    h2_hdr_limits lim = { 8190, 100, 8190, 64 * 1024 };
+    h2_hdr_budget budget = { 0, 256 * 1024 };
+    h2_hdr_limits lim = { 8190, 100, 8190, 64 * 1024, &budget };
     size_t i = 0;
 
     if (!root) {
@@ -65,7 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         apr_pool_create(&root, NULL);
     }
     if (size > 0 && data[0] < 0x20) {
-        h2_hdr_limits small = { 64, 4, 64, 512 };
+        h2_hdr_limits small = { 64, 4, 64, 512, &budget };
+        budget.max = 300;
         lim = small;
         ++i;
     }
@@ -97,6 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         else if (!h.authority || h.path) abort();
         apr_table_do(check_field, NULL, h.headers, NULL);
     }
+    if (h.cookie && sizeof("cookie: ") - 1 + h.cookie_len > lim.max_field_len) abort();
+    if (budget.used != h.charged || budget.used > budget.max) abort();
+    h2_req_head_release(&h);
+    if (budget.used != 0) abort();
     apr_pool_destroy(p);
     return 0;
 }
