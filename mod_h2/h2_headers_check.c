@@ -320,6 +320,44 @@ static h2_hdr_result too_large(h2_req_head *h, const char *name, apr_size_t nlen
     return fail(h, H2_HDR_ERR_FIELD_TOO_LARGE);
 }
 
+/* The length of "name: v1, v2, ..." once httpd merges the fields of
+ * this name kept so far with one more value of vlen bytes. */
+typedef struct {
+    const char *name;
+    apr_size_t len;
+} merged_len;
+
+static int add_len(void *ctx, const char *key, const char *val)
+{
+    merged_len *m = ctx;
+    m->len += strlen(val) + 2;
+    return 1;
+}
+
+/* A field repeated under one name is one field for httpd, its values
+ * joined with ", " (as HTTP/1.1 merges repeated header lines), and that
+ * is what LimitRequestFieldSize must bound: otherwise many small repeats
+ * add up to any size. Only names seen before are looked up. */
+static int merged_too_large(h2_req_head *h, const char *name, apr_size_t nlen,
+                            apr_size_t vlen)
+{
+    apr_uint64_t bit = (apr_uint64_t)1 << ((nlen * 31 + (unsigned char)name[0]
+                                           + (unsigned char)name[nlen - 1]) & 63);
+    merged_len m;
+
+    if (!(h->names_seen & bit)) {
+        h->names_seen |= bit;
+        return 0;
+    }
+    m.name = apr_pstrmemdup(h->pool, name, nlen);
+    m.len = nlen + 2 + vlen;
+    apr_table_do(add_len, &m, h->headers, m.name, NULL);
+    if (m.len > nlen + 2 + vlen) {
+        h->has_repeats = 1;
+    }
+    return h->limits.max_field_len && m.len > h->limits.max_field_len;
+}
+
 /* RFC 9113 8.2.3: cookie crumbs are joined with "; " into the one field
  * HTTP/1.1 would have sent, and that field is held against the limits of
  * one field. The buffer doubles as it grows, so joining costs time and
@@ -399,6 +437,10 @@ h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
     if (h->limits.max_field_len && nlen + 2 + vlen > h->limits.max_field_len) {
         return too_large(h, name, nlen);
     }
+    if (merged_too_large(h, name, nlen, vlen)) {
+        h->error_merged = 1;
+        return too_large(h, name, nlen);
+    }
     if (h->limits.max_fields && ++h->nfields > h->limits.max_fields) {
         return fail(h, H2_HDR_ERR_TOO_MANY);
     }
@@ -425,6 +467,25 @@ h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
     return H2_HDR_OK;
 }
 
+/* a without a port equal to b, or the other way round */
+static int same_but_default_port(const char *a, const char *b, const char *port)
+{
+    apr_size_t alen = strlen(a), plen = strlen(port);
+    return alen > plen && !strcasecmp(a + alen - plen, port)
+        && strlen(b) == alen - plen && !strncasecmp(a, b, alen - plen);
+}
+
+/* 1 when host and authority name the same origin: letter case and a
+ * default port make no difference. */
+static int same_authority(const char *host, const char *authority,
+                          const char *scheme)
+{
+    const char *port = (scheme && !strcasecmp(scheme, "https"))? ":443" : ":80";
+    return !strcasecmp(host, authority)
+        || same_but_default_port(host, authority, port)
+        || same_but_default_port(authority, host, port);
+}
+
 h2_hdr_result h2_req_head_end(h2_req_head *h)
 {
     const char *host;
@@ -434,6 +495,10 @@ h2_hdr_result h2_req_head_end(h2_req_head *h)
     }
     if (h->cookie) {
         apr_table_setn(h->headers, "cookie", h->cookie);
+    }
+    if (h->has_repeats) {
+        /* one field per name, as HTTP/1.1 hands them to httpd */
+        apr_table_compress(h->headers, APR_OVERLAP_TABLES_MERGE);
     }
     if (h->is_trailer) {
         return H2_HDR_OK;
@@ -463,15 +528,21 @@ h2_hdr_result h2_req_head_end(h2_req_head *h)
     }
     host = apr_table_get(h->headers, "host");
     if (h->authority) {
-        if (host && strcasecmp(host, h->authority)) {
-            return fail(h, H2_HDR_ERR_HOST_MISMATCH);
+        /* RFC 9113 8.3.1 makes refusing a differing host a SHOULD; what
+         * matters is that everything in httpd sees one authority. So
+         * :authority wins, and the host sent is kept for the record. */
+        if (host && !same_authority(host, h->authority, h->scheme)) {
+            h->orig_host = host;
         }
         apr_table_setn(h->headers, "host", h->authority);
     }
     if (h->limits.max_line_len) {
+        /* "METHOD target HTTP/1.1" as HTTP/1.1 counts it: httpd reads the
+         * line with room for LimitRequestLine + 2 bytes, its terminator
+         * included, so one of LimitRequestLine + 1 characters passes */
         apr_size_t line = strlen(h->method) + 1
-            + strlen(h->path? h->path : h->authority) + sizeof(" HTTP/2.0") - 1;
-        if (line > h->limits.max_line_len) {
+            + strlen(h->path? h->path : h->authority) + sizeof(" HTTP/1.1") - 1;
+        if (line > h->limits.max_line_len + 1) {
             return fail(h, H2_HDR_ERR_LINE_TOO_LONG);
         }
     }
@@ -509,7 +580,6 @@ const char *h2_hdr_result_str(h2_hdr_result res)
     case H2_HDR_ERR_PSEUDO_INVALID: return "invalid pseudo-header value";
     case H2_HDR_ERR_PSEUDO_IN_TRAILER: return "pseudo-header in trailers";
     case H2_HDR_ERR_CONTENT_LENGTH: return "invalid content-length";
-    case H2_HDR_ERR_HOST_MISMATCH: return "host differs from :authority";
     case H2_HDR_ERR_FIELD_TOO_LARGE: return "header field too large";
     case H2_HDR_ERR_TOO_MANY: return "too many header fields";
     case H2_HDR_ERR_LINE_TOO_LONG: return "request line too long";

@@ -35,7 +35,6 @@ typedef enum {
     H2_HDR_ERR_PSEUDO_INVALID,  /* e.g. empty :path, :path not "/..." */
     H2_HDR_ERR_PSEUDO_IN_TRAILER,
     H2_HDR_ERR_CONTENT_LENGTH,  /* malformed or disagreeing content-length */
-    H2_HDR_ERR_HOST_MISMATCH,   /* host differs from :authority */
     H2_HDR_ERR_FIELD_TOO_LARGE, /* over LimitRequestFieldSize */
     H2_HDR_ERR_TOO_MANY,        /* over LimitRequestFields */
     H2_HDR_ERR_LINE_TOO_LONG,   /* method + path over LimitRequestLine */
@@ -71,6 +70,8 @@ typedef struct h2_req_head {
     apr_off_t content_length;   /* -1 when absent */
     apr_size_t block_len;       /* decoded bytes seen so far */
     int nfields;
+    apr_uint64_t names_seen;    /* a bit per name hash: repeats are rare */
+    int has_repeats;            /* a name came more than once */
     int seen_regular;
     int is_trailer;             /* collecting a trailer block */
     char *cookie;               /* cookie crumbs joined by "; " so far */
@@ -79,6 +80,8 @@ typedef struct h2_req_head {
     apr_size_t charged;         /* bytes charged to limits.budget */
     h2_hdr_result error;        /* first error seen, H2_HDR_OK if none */
     const char *error_field;    /* the field that was too large, for logs */
+    int error_merged;           /*   too large once merged with its repeats */
+    const char *orig_host;      /* a host field :authority replaced */
 } h2_req_head;
 
 /* Start collecting a request header block in pool p. */

@@ -79,6 +79,10 @@ static void setup_env(request_rec *r, struct h2_stream *stream)
     put(e, "H2_PUSHED", "");
     put(e, "H2_STREAM_ID", sid);
     put(e, "H2_STREAM_TAG", tag);
+    if (stream->req.orig_host) {
+        /* the host field :authority replaced */
+        apr_table_setn(e, "H2_ORIGINAL_HOST", stream->req.orig_host);
+    }
 }
 
 /* What ap_parse_request_line() makes of "<method> <target> HTTP/2.0",
@@ -99,7 +103,16 @@ static int set_request_line(request_rec *r, const h2_req_head *req)
     r->protocol = "HTTP/2.0";
     r->proto_num = HTTP_VERSION(2, 0);
     r->assbackwards = 0;
-    ap_parse_uri(r, req->path? req->path : req->authority);
+    if (req->path && req->scheme && req->authority && req->path[0] == '/'
+        && strcasecmp(req->scheme, "http") && strcasecmp(req->scheme, "https")) {
+        /* Another scheme makes the target an absolute URI, as HTTP/1.1
+         * would send it: httpd refuses that unless a proxy takes it. */
+        ap_parse_uri(r, apr_pstrcat(r->pool, req->scheme, "://", req->authority,
+                                    req->path, NULL));
+    }
+    else {
+        ap_parse_uri(r, req->path? req->path : req->authority);
+    }
 
     if (conf->http_methods == AP_HTTP_METHODS_REGISTERED
         && r->method_number == M_INVALID) {

@@ -482,8 +482,9 @@ static void log_over_limit(h2_session *s, h2_stream *stream, h2_hdr_result res,
     switch (res) {
     case H2_HDR_ERR_FIELD_TOO_LARGE:
         what = apr_psprintf(stream->pool, "a request header exceeds "
-                            "LimitRequestFieldSize (%" APR_SIZE_T_FMT "): %s",
+                            "LimitRequestFieldSize (%" APR_SIZE_T_FMT ")%s: %s",
                             h->limits.max_field_len,
+                            h->error_merged? " after merging" : "",
                             h->error_field? h->error_field : "?");
         break;
     case H2_HDR_ERR_TOO_MANY:

@@ -211,15 +211,27 @@ static void test_content_length_must_be_digits_and_agree(void)
           || h.error == H2_HDR_ERR_CONTENT_LENGTH);
 }
 
-static void test_host_must_match_authority(void)
+static void test_authority_replaces_a_differing_host(void)
 {
     h2_req_head h;
-    basic_request(&h);
+    basic_request(&h);                     /* https, example.org */
     ADD(&h, "host", "Example.ORG");
     CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    CHECK(h.orig_host == NULL);            /* letter case is no difference */
+    basic_request(&h);
+    ADD(&h, "host", "example.org:443");
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    CHECK(h.orig_host == NULL);            /* nor is the default port */
+    basic_request(&h);
+    ADD(&h, "host", "example.org:80");
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    CHECK(h.orig_host && !strcmp(h.orig_host, "example.org:80"));
     basic_request(&h);
     ADD(&h, "host", "other.org");
-    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_HOST_MISMATCH);
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    CHECK(!strcmp(apr_table_get(h.headers, "host"), "example.org"));
+    CHECK(h.orig_host && !strcmp(h.orig_host, "other.org"));
+    CHECK(apr_table_elts(h.headers)->nelts == 1);   /* one host field */
 }
 
 static void test_cookie_crumbs_are_joined(void)
@@ -321,6 +333,46 @@ static void test_connection_budget_is_shared_and_given_back(void)
     CHECK(budget.used == 227);
     h2_req_head_release(&b);
     CHECK(budget.used == 0);
+}
+
+static void test_repeated_fields_are_held_to_field_size_once_merged(void)
+{
+    /* "x-r: " + values joined by ", " <= 100: 9 values of 8 bytes make
+     * 5 + 72 + 16 = 93, a 10th makes 103 */
+    h2_hdr_limits small = { 100, 100, 8190, 0 };
+    h2_req_head h;
+    int i;
+
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/");
+    for (i = 0; i < 9; ++i) {
+        CHECK(ADD(&h, "x-r", "12345678") == H2_HDR_OK);
+        CHECK(ADD(&h, "x-other", "1") == H2_HDR_OK);
+    }
+    CHECK(ADD(&h, "x-r", "12345678") == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(h.error_merged && !strcmp(h.error_field, "x-r"));
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_FIELD_TOO_LARGE);
+}
+
+static void test_request_line_counts_as_http1_does(void)
+{
+    /* LimitRequestLine 30: "GET <path> HTTP/1.1" of 31 characters passes
+     * (as httpd's HTTP/1.1 line reader lets it), 32 do not */
+    h2_hdr_limits small = { 8190, 100, 30, 0 };
+    h2_req_head h;
+
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/12345678901234567");           /* 4 + 18 + 9 = 31 */
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/123456789012345678");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_LINE_TOO_LONG);
 }
 
 static void test_limits_answer_with_status(void)
@@ -442,11 +494,13 @@ int main(void)
     test_connect_needs_authority_only();
     test_options_asterisk_is_allowed();
     test_content_length_must_be_digits_and_agree();
-    test_host_must_match_authority();
+    test_authority_replaces_a_differing_host();
     test_cookie_crumbs_are_joined();
     test_cookie_join_is_linear_in_its_length();
     test_joined_cookie_is_held_against_field_size();
     test_connection_budget_is_shared_and_given_back();
+    test_repeated_fields_are_held_to_field_size_once_merged();
+    test_request_line_counts_as_http1_does();
     test_limits_answer_with_status();
     test_decoded_block_size_is_bounded();
     test_trailers_refuse_pseudo_headers();

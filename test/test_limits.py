@@ -1,0 +1,83 @@
+"""httpd's limits on request heads, counted for HTTP/2 requests as HTTP/1.1
+counts them on the same server: LimitRequestLine for "METHOD target
+HTTP/1.1", LimitRequestFieldSize for every field as httpd will hold it
+(repeated names merged with ", ", cookie crumbs joined with "; "). Over a
+limit the answer is httpd's error response, with a log line naming the
+limit. (Memory budgets and the cookie bombs: test_abuse_memory.py.)
+"""
+
+import re
+
+import pytest
+
+from h2client import H2Client
+
+pytestmark = pytest.mark.h2
+
+LIMIT_LINE = 8190        # httpd's default LimitRequestLine
+LIMIT_FIELD = 8190       # and LimitRequestFieldSize
+
+
+def target_for_line(length):
+    """A /1k.txt target whose "GET <target> HTTP/1.1" is `length` long."""
+    fixed = len("GET /1k.txt? HTTP/1.1")
+    return "/1k.txt?" + "q" * (length - fixed)
+
+
+def cgi_env(r):
+    return dict(line.split("=", 1) for line in r.body.decode().splitlines() if "=" in line)
+
+
+@pytest.mark.parametrize("length,status", [(LIMIT_LINE, 200), (LIMIT_LINE + 1, 200),
+                                           (LIMIT_LINE + 2, 414)])
+def test_request_line_limit_counts_the_http1_line(env, length, status):
+    """A target just under LimitRequestLine as HTTP/1.1 counts it is served
+    over HTTP/2 as over HTTP/1.1; one byte more gets 414 on both."""
+    path = target_for_line(length)
+    h1 = env.get("http1", path)
+    assert h1.exit_code == 0 and h1.status == status, h1
+    with H2Client.connect(env, "h2c") as c:
+        r = c.get(path)
+    assert r.status == status, r
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_repeated_field_over_field_size_once_merged_gets_431(env, how):
+    """100 fields of one name, 100 bytes each, merge to more than
+    LimitRequestFieldSize: 431 with httpd's error page, and the log says
+    the merged field is over the limit (CVE-2025-53020: repeats must not
+    add up past what one field may hold)."""
+    offset = env.log_offset()
+    with H2Client.connect(env, how) as c:
+        r = c.get("/1k.txt?merged", headers=[("x-rep", "r" * 100)] * 90)
+    assert r.status == 431, r
+    assert b"<title>431 Request Header Fields Too Large</title>" in r.body
+    log = env.sandbox.log_since(offset)
+    assert re.search(r":info\].*AH\d+: .*request header exceeds "
+                     r"LimitRequestFieldSize.*x-rep", log, re.I), log[-2000:]
+
+
+def test_repeated_field_within_field_size_is_merged_for_httpd(env):
+    """Repeats that merge to less than the limit reach the handler as one
+    field, joined with ", "."""
+    with H2Client.connect(env, "h2c") as c:
+        r = c.get("/cgi-bin/env.py?merged-ok",
+                  headers=[("x-rep", "r%d" % i) for i in range(50)])
+    assert r.status == 200, r
+    assert cgi_env(r)["HTTP_X_REP"] == ", ".join("r%d" % i for i in range(50))
+
+
+def test_field_over_field_size_gets_431_with_error_document(env):
+    """ErrorDocument 431 is honoured for a head over the limits."""
+    from h2client import install_file, remove_conf
+    install_file(env, "htdocs/errors/431.html", "<p>too big, says the admin</p>\n")
+    env.add_conf("limits-errordoc", "ErrorDocument 431 /errors/431.html\n", "http")
+    env.reload()
+    try:
+        with H2Client.connect(env, "h2c") as c:
+            r = c.get("/1k.txt?errordoc", headers=[("x-big", "b" * LIMIT_FIELD)])
+        assert r.status == 431, r
+        assert r.body == b"<p>too big, says the admin</p>\n"
+    finally:
+        remove_conf(env, "limits-errordoc", "http")
+        env.reload()
