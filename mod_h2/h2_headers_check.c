@@ -199,6 +199,21 @@ int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
     return 1;
 }
 
+int h2_hdr_field_sendable(const char *name, const char *value)
+{
+    const unsigned char *v;
+
+    if (!token_valid(name, strlen(name), 1)) {
+        return 0;
+    }
+    for (v = (const unsigned char *)value; *v; ++v) {
+        if ((*v < 0x20 && *v != '\t') || *v == 0x7f) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 void h2_req_head_init(h2_req_head *h, apr_pool_t *p, const h2_hdr_limits *lim)
 {
     memset(h, 0, sizeof(*h));

@@ -120,6 +120,11 @@ int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen);
 int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
                      const char **value, apr_size_t *vlen);
 
+/* 1 when a response field, as a handler set it, can go out: its name is
+ * a token and its value has no control characters but HTAB (RFC 9110
+ * 5.5; blanks at its ends are trimmed when it goes out). */
+int h2_hdr_field_sendable(const char *name, const char *value);
+
 /* 1 when the error is better answered with an HTTP status than a reset:
  * the request is well-formed but beyond our limits. Its status in *pstatus. */
 int h2_hdr_result_as_status(h2_hdr_result res, int *pstatus);

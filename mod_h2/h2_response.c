@@ -22,6 +22,7 @@
 #include <util_time.h>
 
 #include "h2.h"
+#include "h2_headers_check.h"
 #include "h2_response.h"
 
 APLOG_USE_MODULE(h2);
@@ -74,7 +75,37 @@ typedef struct {
     int head_sent;
     int body_allowed;
     int trailers_done;
+    int fields_failed;       /* a field could not go out: 500 was made */
 } resp_ctx;
+
+/* Take out the fields of t that HTTP cannot carry as they are (CR, LF,
+ * NUL, other controls: a handler or a backend passing on what it should
+ * not), logging each, as HTTP/1.1 refuses them. Returns how many. */
+static int drop_bad_fields(request_rec *r, apr_table_t *t, const char *what)
+{
+    const apr_array_header_t *a = apr_table_elts(t);
+    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
+    int i, bad = 0;
+
+    for (i = 0; i < a->nelts; ++i) {
+        if (e[i].key && e[i].val && !h2_hdr_field_sendable(e[i].key, e[i].val)) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, APLOGNO(21082)
+                          "h2_stream(%ld-%s): %s field '%s' holds characters "
+                          "HTTP does not allow, not sent", r->connection->master?
+                          r->connection->master->id : r->connection->id,
+                          apr_table_get(r->subprocess_env, "H2_STREAM_ID"), what,
+                          ap_escape_logitem(r->pool, e[i].key));
+            ++bad;
+        }
+    }
+    for (i = 0; bad && i < a->nelts; ++i) {
+        if (e[i].key && e[i].val && !h2_hdr_field_sendable(e[i].key, e[i].val)) {
+            apr_table_unset(t, e[i].key);
+            i = -1;   /* the table shifted */
+        }
+    }
+    return bad;
+}
 
 /* What HTTP_HEADER would put into an HTTP/1.1 head, as HTTP/2 fields. */
 static apr_table_t *response_fields(request_rec *r)
@@ -142,6 +173,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     }
     if (!ctx->head_sent) {
         ap_bucket_error *eb = NULL;
+        apr_table_t *fields;
         int status;
 
         for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
@@ -154,6 +186,9 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             /* an error before any output: answer with its error page */
             status = eb->status;
             apr_brigade_cleanup(bb);
+            /* what was dropped must not count toward the error page's
+             * Content-Length (the content length filter sums bytes_sent) */
+            r->bytes_sent = 0;
             ap_die(status, r);
             return AP_FILTER_ERROR;
         }
@@ -178,8 +213,16 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                           status);
             status = r->status = HTTP_INTERNAL_SERVER_ERROR;
         }
-        b = h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_HEADERS, status,
-                                  response_fields(r));
+        fields = response_fields(r);
+        if (drop_bad_fields(r, fields, "response") && !ctx->fields_failed) {
+            /* nothing went out yet: answer 500 instead, as HTTP/1.1 does */
+            ctx->fields_failed = 1;
+            apr_brigade_cleanup(bb);
+            r->bytes_sent = 0;
+            ap_die(HTTP_INTERNAL_SERVER_ERROR, r);
+            return AP_FILTER_ERROR;
+        }
+        b = h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_HEADERS, status, fields);
         APR_BRIGADE_INSERT_HEAD(bb, b);
         ctx->head_sent = 1;
         r->sent_bodyct = 1;
@@ -191,8 +234,11 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         if (APR_BUCKET_IS_EOS(b)) {
             if (!ctx->trailers_done && r->trailers_out
                 && !apr_is_empty_table(r->trailers_out)) {
+                /* the body went out: a trailer that cannot fails the stream */
+                int bad = drop_bad_fields(r, r->trailers_out, "trailer");
                 APR_BUCKET_INSERT_BEFORE(b, h2_bucket_resp_create(
-                    f->c->bucket_alloc, H2_HC_TRAILERS, 0, r->trailers_out));
+                    f->c->bucket_alloc, bad? H2_HC_RESET : H2_HC_TRAILERS,
+                    bad? H2_ERR_INTERNAL_ERROR : 0, bad? NULL : r->trailers_out));
             }
             ctx->trailers_done = 1;
         }

@@ -375,6 +375,19 @@ static void test_request_line_counts_as_http1_does(void)
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_LINE_TOO_LONG);
 }
 
+static void test_response_fields_with_controls_cannot_go_out(void)
+{
+    CHECK(h2_hdr_field_sendable("X-Fine", "a value\twith tab"));
+    CHECK(h2_hdr_field_sendable("X-Empty", ""));
+    CHECK(h2_hdr_field_sendable("X-High", "caf\xc3\xa9"));    /* obs-text */
+    CHECK(!h2_hdr_field_sendable("X-Bad", "one\001two"));
+    CHECK(!h2_hdr_field_sendable("X-Bad", "one\r\ntwo: 2"));
+    CHECK(!h2_hdr_field_sendable("X-Bad", "del\x7f"));
+    CHECK(!h2_hdr_field_sendable("X Bad", "v"));
+    CHECK(!h2_hdr_field_sendable("", "v"));
+    CHECK(!h2_hdr_field_sendable("X-Bad\n", "v"));
+}
+
 static void test_limits_answer_with_status(void)
 {
     h2_hdr_limits small = { 20, 2, 30, 0 };
@@ -501,6 +514,7 @@ int main(void)
     test_connection_budget_is_shared_and_given_back();
     test_repeated_fields_are_held_to_field_size_once_merged();
     test_request_line_counts_as_http1_does();
+    test_response_fields_with_controls_cannot_go_out();
     test_limits_answer_with_status();
     test_decoded_block_size_is_bounded();
     test_trailers_refuse_pseudo_headers();
