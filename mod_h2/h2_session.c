@@ -42,6 +42,18 @@ APLOG_USE_MODULE(h2);
  * second. A client over budget gets GOAWAY ENHANCE_YOUR_CALM. */
 #define H2_ABUSE_EMPTY_FRAMES_PER_SEC  200
 #define H2_ABUSE_PRIORITY_PER_SEC      1000
+/* WINDOW_UPDATEs that leave a waiting stream's window below
+ * H2_MIN_DATA_FRAME, see tiny_window() */
+#define H2_ABUSE_TINY_WINDOWS_PER_SEC  200
+/* The smallest DATA frame sent while more of the response is queued: a
+ * client that opens its window a few bytes at a time would otherwise get
+ * a frame, and cost a frame's work, for every few bytes (the peer's own
+ * initial window, when smaller, is honoured). Smaller frames are sent
+ * from a bucket of this many, refilled at this rate, so that a client
+ * (or h2spec) opening a window by a byte now and then still sees it used. */
+#define H2_MIN_DATA_FRAME              1024
+#define H2_TINY_FRAMES_BURST           64
+#define H2_TINY_FRAMES_PER_SEC         100
 /* Client RST_STREAMs (rapid reset, CVE-2023-44487): a bucket of this many,
  * refilled at H2_RESET_RATE per second. nghttp2's own limit (set below,
  * twice the burst at the same rate) is only the backstop: it ends the
@@ -222,6 +234,7 @@ static int abuse_check(h2_session *s, unsigned int *counter, unsigned int limit,
         s->abuse_window_start = now;
         s->abuse_empty_frames = 0;
         s->abuse_priority = 0;
+        s->abuse_tiny_windows = 0;
     }
     if (++(*counter) > limit && !s->goaway_sent) {
         goaway_calm(s, apr_psprintf(s->pool, "flood of %s", what));
@@ -556,6 +569,8 @@ static void on_request_headers(h2_session *s, h2_stream *stream,
     schedule_later(s, stream);
 }
 
+static void resume_windows(h2_session *s, int32_t stream_id, int32_t increment);
+
 static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
                          void *ud)
 {
@@ -606,6 +621,16 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
     case NGHTTP2_PRIORITY:
         abuse_check(s, &s->abuse_priority, H2_ABUSE_PRIORITY_PER_SEC,
                     "PRIORITY frames");
+        break;
+    case NGHTTP2_WINDOW_UPDATE:
+        resume_windows(s, frame->hd.stream_id,
+                       frame->window_update.window_size_increment);
+        break;
+    case NGHTTP2_SETTINGS:
+        if (!(frame->hd.flags & NGHTTP2_FLAG_ACK)) {
+            /* the initial window may have grown */
+            resume_windows(s, 0, NGHTTP2_MAX_WINDOW_SIZE);
+        }
         break;
     case NGHTTP2_RST_STREAM:
         check_client_reset(s);
@@ -838,6 +863,84 @@ static ssize_t read_length(nghttp2_session *ngh, uint8_t frame_type,
 
 /* --- response data --- */
 
+/* The least window worth a DATA frame while more data waits. */
+static int32_t min_data_window(h2_session *s)
+{
+    uint32_t initial = nghttp2_session_get_remote_settings(
+        s->ngh, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE);
+    return (initial > 0 && initial < H2_MIN_DATA_FRAME)? (int32_t)initial
+                                                        : H2_MIN_DATA_FRAME;
+}
+
+/* 1 when the client's windows (not the frame size or a TLS record's room)
+ * leave less than a worthwhile frame for stream_id. */
+static int tiny_window(h2_session *s, int32_t stream_id)
+{
+    int32_t w = nghttp2_session_get_stream_remote_window_size(s->ngh, stream_id);
+    int32_t cw = nghttp2_session_get_remote_window_size(s->ngh);
+    if (cw < w) w = cw;
+    return w < min_data_window(s);
+}
+
+/* 1 when a frame smaller than min_data_window() may go out now. */
+static int take_tiny_frame(h2_session *s)
+{
+    apr_time_t now = apr_time_now();
+
+    s->tiny_tokens += (double)(now - s->tiny_refill) * H2_TINY_FRAMES_PER_SEC
+                      / (double)APR_USEC_PER_SEC;
+    if (s->tiny_tokens > H2_TINY_FRAMES_BURST) {
+        s->tiny_tokens = H2_TINY_FRAMES_BURST;
+    }
+    s->tiny_refill = now;
+    if (s->tiny_tokens < 1.0) {
+        return 0;
+    }
+    s->tiny_tokens -= 1.0;
+    return 1;
+}
+
+/* Streams that wait for their window get another look once a
+ * WINDOW_UPDATE (on stream_id, or 0: the connection) or SETTINGS may have
+ * opened it. An update by less than a worthwhile frame (increment) that
+ * leaves a waiting stream's window still too small counts toward
+ * H2_ABUSE_TINY_WINDOWS_PER_SEC; larger ones are a client reading, even
+ * while the other window still holds the stream back. */
+static void resume_windows(h2_session *s, int32_t stream_id, int32_t increment)
+{
+    h2_stream *stream, *one;
+    int still_tiny = 0;
+
+    if (s->window_waiters == 0) {
+        return;    /* the usual case: an update for a stream sending */
+    }
+    one = stream_id? get_stream(s, stream_id) : NULL;
+    if (stream_id && !one) {
+        return;
+    }
+    for (stream = one? one : s->streams; stream;
+         stream = one? NULL : stream->next_all) {
+        if (!stream->window_deferred || stream->closed) {
+            continue;
+        }
+        if (tiny_window(s, stream->id)) {
+            still_tiny = 1;
+            continue;
+        }
+        stream->window_deferred = 0;
+        s->window_waiters--;
+        if (nghttp2_session_resume_data(s->ngh, stream->id) != 0) {
+            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21083)
+                          "h2_session(%ld-%d): cannot resume the response",
+                          s->c1->id, stream->id);
+        }
+    }
+    if (still_tiny && increment < min_data_window(s)) {
+        abuse_check(s, &s->abuse_tiny_windows, H2_ABUSE_TINY_WINDOWS_PER_SEC,
+                    "WINDOW_UPDATEs too small to send on");
+    }
+}
+
 static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
                          size_t length, uint32_t *data_flags,
                          nghttp2_data_source *source, void *ud)
@@ -865,6 +968,14 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
         }
     }
     if (n > length) {
+        if (length < H2_MIN_DATA_FRAME && tiny_window(s, stream_id)
+            && !take_tiny_frame(s)) {
+            if (!stream->window_deferred) {
+                stream->window_deferred = 1;
+                s->window_waiters++;
+            }
+            return NGHTTP2_ERR_DEFERRED;
+        }
         *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
         return (ssize_t)length;
     }
@@ -1047,6 +1158,9 @@ static void purge_streams(h2_session *s)
     while (s->purge) {
         stream = s->purge;
         s->purge = stream->next_all;
+        if (stream->window_deferred) {
+            s->window_waiters--;
+        }
         h2_stream_destroy(stream);
     }
 }
@@ -1894,6 +2008,8 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     s->hpool.max_free = h2_util_cache_max(32, H2_HCHUNK_SIZE);
     s->reset_tokens = H2_RESET_BURST;
     s->reset_refill = apr_time_now();
+    s->tiny_tokens = H2_TINY_FRAMES_BURST;
+    s->tiny_refill = s->reset_refill;
     s->c2_free = apr_array_make(pool, 8, sizeof(conn_rec *));
     h2_c1_io_init(&s->io, c, s->s, s->is_tls);
 

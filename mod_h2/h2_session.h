@@ -108,9 +108,14 @@ struct h2_session {
     unsigned int closed_ring_next;
     unsigned int abuse_empty_frames;  /* windowed counts, see flood checks */
     unsigned int abuse_priority;
+    unsigned int abuse_tiny_windows;
     apr_time_t abuse_window_start;
     double reset_tokens;            /* client resets still allowed, see */
     apr_time_t reset_refill;        /*   check_client_reset() */
+    int window_waiters;             /* streams with window_deferred */
+    double tiny_tokens;             /* DATA frames below the worthwhile */
+    apr_time_t tiny_refill;         /*   size still allowed, see
+                                     *   take_tiny_frame() */
 
     /* idle registry (h2_c1_idle.c), under its lock */
     struct h2_session *idle_prev, *idle_next;

@@ -60,6 +60,7 @@ struct h2_stream {
     apr_size_t c1_sent;            /* bytes sent since the last sync */
     int response_submitted;
     int data_deferred;             /* nghttp2 waits for data on us */
+    int window_deferred;           /*   or for the client's window */
     int closed;                    /* nghttp2 closed it */
     int has_body_in;               /* request has a body */
     int scheduled;                 /* a worker will process it */
