@@ -75,6 +75,7 @@ typedef struct h2_c2_ctx {
     h2_worker *worker;
     request_rec *r;             /* the request while it exists */
     apr_off_t body_read;
+    apr_time_t body_start;      /* the handler began reading the body */
     int sent_100;
     int seen_head;              /* final response head passed */
     int seen_eos;
@@ -573,6 +574,17 @@ static apr_status_t send_100_continue(h2_c2_ctx *ctx)
     return out_deliver(ctx, &it, 1, 1);
 }
 
+/* When the handler's wait for more body ends (RequestReadTimeout's body
+ * stage, its MinRate extending it as the body comes), or 0: no limit.
+ * Only a handler waiting for the body asks: the client is then the one
+ * late, not our window. */
+static apr_time_t body_deadline(h2_c2_ctx *ctx)
+{
+    const h2_read_timeouts *rt = ctx->r? h2_config_read_timeouts(ctx->r->server)
+                                      : ctx->session->read_timeouts;
+    return h2_read_deadline(&rt->body, ctx->body_start, ctx->body_read);
+}
+
 static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
                                  ap_input_mode_t mode, apr_read_type_e block,
                                  apr_off_t readbytes)
@@ -583,6 +595,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
     h2_stream *stream = ctx->stream;
     apr_status_t rv = APR_SUCCESS;
     apr_off_t n = 0, limit;
+    apr_time_t deadline;
     h2_hchunk *c;
     int spec = (mode == AP_MODE_SPECULATIVE);
 
@@ -608,8 +621,13 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         readbytes = APR_INT32_MAX;
     }
 
+    if (!ctx->body_start) {
+        ctx->body_start = apr_time_now();
+    }
+    deadline = body_deadline(ctx);
     apr_thread_mutex_lock(s->mutex);
     while (!stream->in.first && !stream->in_eos && !stream->aborted) {
+        apr_interval_time_t wait = s->stream_timeout;
         if (block == APR_NONBLOCK_READ) {
             apr_thread_mutex_unlock(s->mutex);
             return APR_EAGAIN;
@@ -618,14 +636,22 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
             /* the client may wait for window to send more */
             h2_session_stream_ready_locked(s, stream, H2_WAKE_HARD);
         }
-        stream->worker_waits = 1;
-        rv = h2_worker_wait(ctx->worker, s->mutex, s->stream_timeout);
-        stream->worker_waits = 0;
+        if (deadline && deadline - apr_time_now() < wait) {
+            wait = deadline - apr_time_now();
+        }
+        rv = APR_TIMEUP;
+        if (wait > 0) {
+            stream->worker_waits = 1;
+            rv = h2_worker_wait(ctx->worker, s->mutex, wait);
+            stream->worker_waits = 0;
+        }
         if (APR_STATUS_IS_TIMEUP(rv)) {
             apr_thread_mutex_unlock(s->mutex);
-            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, rv, c2, APLOGNO(21032)
-                          "h2_c2(%ld-%d): request body timed out",
-                          s->c1->id, stream->id);
+            ap_log_cerror(APLOG_MARK, APLOG_INFO, rv, c2, APLOGNO(21032)
+                          "h2_c2(%ld-%d): request body timed out after %"
+                          APR_OFF_T_FMT " bytes (%s)", s->c1->id, stream->id,
+                          ctx->body_read, (deadline && apr_time_now() >= deadline)?
+                          "RequestReadTimeout body" : "H2StreamTimeout");
             return rv;
         }
         rv = APR_SUCCESS;
@@ -724,6 +750,7 @@ static void c2_process(h2_worker *wk, h2_stream *stream)
         ctx->worker = wk;
         ctx->r = NULL;
         ctx->body_read = 0;
+        ctx->body_start = 0;
         ctx->sent_100 = ctx->seen_head = ctx->seen_eos = 0;
         ctx->interim = NULL;
         ctx->interim_len = 0;

@@ -106,6 +106,30 @@ apr_int64_t h2_config_sget(server_rec *s, h2_conf_var var)
     return var_defs[var].def;
 }
 
+const h2_read_timeouts *h2_config_read_timeouts(server_rec *s)
+{
+    static h2_read_timeouts defaults;
+    static int defaults_set;
+    h2_config *conf = ap_get_module_config(s->module_config, &h2_module);
+
+    if (conf && conf->read_timeouts) {
+        return conf->read_timeouts;
+    }
+    if (!defaults_set) {
+        h2_read_timeouts_default(&defaults);
+        defaults_set = 1;
+    }
+    return &defaults;
+}
+
+void h2_config_set_read_timeouts(server_rec *s, const h2_read_timeouts *rt)
+{
+    h2_config *conf = ap_get_module_config(s->module_config, &h2_module);
+    if (conf) {
+        conf->read_timeouts = rt;
+    }
+}
+
 apr_int64_t h2_config_rget(request_rec *r, h2_conf_var var)
 {
     h2_config *dconf = ap_get_module_config(r->per_dir_config, &h2_module);

@@ -18,6 +18,8 @@
 #include <httpd.h>
 #include <http_config.h>
 
+#include "h2_read_timeout.h"
+
 #define H2_CONF_UNSET (-1)
 #define I64MAX APR_INT64_MAX
 
@@ -87,6 +89,7 @@ typedef enum {
 typedef struct h2_config {
     apr_int64_t v[H2_CONF_COUNT];
     apr_array_header_t *early_hints;   /* H2EarlyHint name value pairs */
+    const h2_read_timeouts *read_timeouts;  /* servers only, post_config */
 } h2_config;
 
 extern const command_rec h2_cmds[];
@@ -106,6 +109,10 @@ apr_int64_t h2_config_default(h2_conf_var var);
 
 /* Worker pool limits derived from the MPM when not configured. */
 void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs);
+
+/* The read timeouts of server s (h2_reqtimeout.c sets them at start-up). */
+const h2_read_timeouts *h2_config_read_timeouts(server_rec *s);
+void h2_config_set_read_timeouts(server_rec *s, const h2_read_timeouts *rt);
 
 /* Early hints configured for a request (array of name, value pairs). */
 apr_array_header_t *h2_config_early_hints(request_rec *r);

@@ -35,6 +35,7 @@
 #include "h2_stream.h"
 #include "h2_util.h"
 #include "h2_workers.h"
+#include "h2_frame_clock.h"
 
 APLOG_USE_MODULE(h2);
 
@@ -1440,7 +1441,10 @@ static void goaway_raw(h2_session *s, uint32_t code, const char *why)
 static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
 {
     h2_session *s = ctx;
-    ssize_t n = nghttp2_session_mem_recv(s->ngh, (const uint8_t *)data, len);
+    ssize_t n;
+
+    h2_frame_clock_feed(&s->clock, (const unsigned char *)data, len, apr_time_now());
+    n = nghttp2_session_mem_recv(s->ngh, (const uint8_t *)data, len);
     if (n < 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21017)
                       "h2_session(%ld): input: %s", s->c1->id,
@@ -1619,6 +1623,78 @@ static int output_stalled(h2_session *s)
     return 0;
 }
 
+/* When the client runs out of time for the frame or header block it
+ * started (RequestReadTimeout's header stage), or 0 when it owes none. */
+static apr_time_t owed_deadline(h2_session *s)
+{
+    apr_time_t since;
+    apr_off_t bytes;
+    if (!h2_frame_clock_owed(&s->clock, &since, &bytes)) {
+        return 0;
+    }
+    return h2_read_deadline(&s->read_timeouts->header, since, bytes);
+}
+
+/* The client started a frame or header block and did not finish it in
+ * time: a slow client holding the connection, as a request head trickled
+ * over HTTP/1.1 would; mod_reqtimeout's header limit ends both. */
+static void too_slow(h2_session *s)
+{
+    const h2_read_limit *lim = &s->read_timeouts->header;
+    goaway_calm(s, apr_psprintf(s->pool, "frame or header block not completed "
+                                "within the header read timeout (%d-%ds, "
+                                "MinRate %" APR_SIZE_T_FMT ")",
+                                (int)apr_time_sec(lim->min),
+                                (int)apr_time_sec(lim->max? lim->max : lim->min),
+                                lim->rate));
+}
+
+/* How long a wait may last: at most timeout, and not past deadline (if
+ * any); at least 1 ms. */
+static apr_interval_time_t wait_until(apr_interval_time_t timeout, apr_time_t deadline)
+{
+    if (deadline) {
+        apr_interval_time_t left = deadline - apr_time_now();
+        if (left < timeout) timeout = left;
+    }
+    return timeout < apr_time_from_msec(1)? apr_time_from_msec(1) : timeout;
+}
+
+/* An idle session (no streams) waits for the client. Returns 1 when it
+ * may park in the MPM instead: not while a shutdown notice waits for its
+ * answer, nor while the client owes the rest of a frame (the MPM's
+ * keep-alive wait would start anew with every byte). */
+static int wait_idle(h2_session *s, int how)
+{
+    apr_time_t deadline = owed_deadline(s);
+    apr_status_t rv;
+
+    if ((how & H2_RUN_MAY_PARK) && !stop_pending(s) && !deadline) {
+        return 1;
+    }
+    /* with a shutdown notice out, wait for the PING answer only */
+    apr_socket_timeout_set(ap_get_conn_socket(s->c1), wait_until(
+        stop_pending(s)? H2_STOP_NOTICE_WAIT : s->keepalive_timeout, deadline));
+    rv = read_input(s, APR_BLOCK_READ);
+    apr_socket_timeout_set(ap_get_conn_socket(s->c1), s->timeout);
+    if (rv == APR_SUCCESS) {
+        transit(s, H2_SEV_IO);
+    }
+    else if (deadline && apr_time_now() >= deadline
+             && (APR_STATUS_IS_TIMEUP(rv) || APR_STATUS_IS_EAGAIN(rv))) {
+        too_slow(s);
+    }
+    else if (APR_STATUS_IS_TIMEUP(rv) || APR_STATUS_IS_EAGAIN(rv)) {
+        shutdown_graceful(s, stop_pending(s)? "server shutting down"
+                                            : "idle timeout");
+        transit(s, H2_SEV_TIMEOUT);
+    }
+    else {
+        transit(s, APR_STATUS_IS_EOF(rv)? H2_SEV_EOF : H2_SEV_ERROR);
+    }
+    return 0;
+}
+
 static int turn_over(h2_session *s)
 {
     return apr_time_now() - s->turn_start >= H2_C1_TURN;
@@ -1696,28 +1772,16 @@ apr_status_t h2_session_process(h2_session *s, int how)
             apr_thread_mutex_unlock(s->mutex);
             h2_ngmem_trim(&s->ngmem);
             h2_c1_io_idle(&s->io);
-            if ((how & H2_RUN_MAY_PARK) && !stop_pending(s)) {
+            if (wait_idle(s, how)) {
                 return APR_EAGAIN;
-            }
-            /* with a shutdown notice out, wait for the PING answer only */
-            apr_socket_timeout_set(ap_get_conn_socket(s->c1), stop_pending(s)?
-                                   H2_STOP_NOTICE_WAIT : s->keepalive_timeout);
-            rv = read_input(s, APR_BLOCK_READ);
-            apr_socket_timeout_set(ap_get_conn_socket(s->c1), s->timeout);
-            if (rv == APR_SUCCESS) {
-                transit(s, H2_SEV_IO);
-            }
-            else if (APR_STATUS_IS_TIMEUP(rv) || APR_STATUS_IS_EAGAIN(rv)) {
-                shutdown_graceful(s, stop_pending(s)? "server shutting down"
-                                                    : "idle timeout");
-                transit(s, H2_SEV_TIMEOUT);
-            }
-            else {
-                transit(s, APR_STATUS_IS_EOF(rv)? H2_SEV_EOF : H2_SEV_ERROR);
             }
         }
         else if (s->state == H2_SESS_WAIT || s->state == H2_SESS_DRAIN) {
-            apr_time_t now = apr_time_now();
+            apr_time_t now = apr_time_now(), deadline = owed_deadline(s);
+            if (deadline && now >= deadline) {
+                too_slow(s);
+                continue;
+            }
             if (now - s->last_client_io > s->timeout
                 && (output_stalled(s) || !workers_busy(s))) {
                 /* the client does not read what it asked for, or we wait
@@ -1729,8 +1793,8 @@ apr_status_t h2_session_process(h2_session *s, int how)
                 transit(s, H2_SEV_TIMEOUT);
                 break;
             }
-            wait_for_io(s, (how & H2_RUN_MAY_YIELD)?
-                        turn_left(s) : H2_WAIT_SLICE);
+            wait_for_io(s, wait_until((how & H2_RUN_MAY_YIELD)?
+                                      turn_left(s) : H2_WAIT_SLICE, deadline));
         }
     }
 
@@ -2012,6 +2076,8 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     s->tiny_refill = s->reset_refill;
     s->c2_free = apr_array_make(pool, 8, sizeof(conn_rec *));
     h2_c1_io_init(&s->io, c, s->s, s->is_tls);
+    s->read_timeouts = h2_config_read_timeouts(s->s);
+    h2_frame_clock_init(&s->clock, 1);
 
     cbs = make_callbacks();
     nghttp2_option_new(&opt);

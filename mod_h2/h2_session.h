@@ -25,6 +25,8 @@
 #include "h2_handoff.h"
 #include "h2_ngmem.h"
 #include "h2_headers_check.h"
+#include "h2_frame_clock.h"
+#include "h2_read_timeout.h"
 
 struct h2_stream;
 
@@ -78,6 +80,7 @@ struct h2_session {
     int copy_files;
     int max_stream_errors;
     h2_hdr_limits hdr_limits;
+    const h2_read_timeouts *read_timeouts;  /* RequestReadTimeout's */
     h2_hdr_budget hdr_budget;       /* decoded request heads held, see
                                      * h2_session_mem_admits() */
     apr_size_t mem_max;             /* what request bodies and responses
@@ -101,6 +104,7 @@ struct h2_session {
     int stream_errors;
     int refusals_not_faults;        /* REFUSED_STREAMs not to count */
     apr_time_t last_client_io;
+    h2_frame_clock clock;           /* where the client is in its frames */
     apr_time_t turn_start;          /* got the MPM thread at */
     int last_stream_started;
     int32_t max_client_stream;      /* highest stream id the client used */

@@ -32,6 +32,7 @@
 #include "h2_c2.h"
 #include "h2_protocol.h"
 #include "h2_stream.h"
+#include "h2_reqtimeout.h"
 
 /* mod_h2: HTTP/2 for Apache httpd. Hooks into httpd's connection and
  * protocol phases; everything else lives in the h2_* files. */
@@ -45,6 +46,7 @@ static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
         return OK;
     }
+    h2_reqtimeout_post_config(pconf, s);
     h2_config_workers(s, &minw, &maxw, &idle);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, APLOGNO(21060)
                  "mod_h2 %s (nghttp2 %s), mpm %s, workers %d-%d",
