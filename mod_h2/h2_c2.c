@@ -76,6 +76,7 @@ typedef struct h2_c2_ctx {
     request_rec *r;             /* the request while it exists */
     apr_off_t body_read;
     apr_time_t body_start;      /* the handler began reading the body */
+    int no_dup;                 /* descriptors ran out: copy file data */
     int sent_100;
     int seen_head;              /* final response head passed */
     int seen_eos;
@@ -372,6 +373,36 @@ static apr_status_t file_to_heap(apr_bucket *b)
     return APR_SUCCESS;
 }
 
+/* Hand the file range of bucket b over as a descriptor of its own (the
+ * bucket's goes with the request). 0 when no descriptor is left: then the
+ * data is read and copied instead, for the rest of the request, which
+ * answers it as HTTP/1.1 would, only at the cost of a copy. */
+static int file_item(h2_c2_ctx *ctx, apr_bucket *b, out_item *it)
+{
+    apr_bucket_file *fb = b->data;
+    apr_os_file_t fd;
+    int nfd;
+
+    apr_os_file_get(&fd, fb->fd);
+    nfd = dup(fd);
+    if (nfd < 0) {
+        ap_log_cerror(APLOG_MARK, APLOG_WARNING, APR_FROM_OS_ERROR(errno),
+                      ctx->stream->session->c1, APLOGNO(21085)
+                      "h2_c2(%ld-%d): cannot hand the response's file over "
+                      "as a descriptor, copying it instead",
+                      ctx->session->c1->id, ctx->stream->id);
+        ctx->no_dup = 1;
+        return 0;
+    }
+    item_init(it, H2_HC_FILE, 0);
+    it->fd = nfd;
+    it->off = b->start;
+    it->len = b->length;
+    it->sendfile = (apr_file_flags_get(fb->fd) & APR_SENDFILE_ENABLED) != 0;
+    it->mmap = fb->can_mmap;
+    return 1;
+}
+
 /* End the stream with RST_STREAM code: its response broke or never came. */
 static void deliver_reset(h2_c2_ctx *ctx, int code)
 {
@@ -473,22 +504,8 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 continue;
             }
             else if (APR_BUCKET_IS_FILE(b) && ctx->seen_head
-                     && b->length >= H2_FILE_DUP_MIN && !s->copy_files) {
-                apr_bucket_file *fb = b->data;
-                apr_os_file_t fd;
-                int nfd;
-                apr_os_file_get(&fd, fb->fd);
-                nfd = dup(fd);
-                if (nfd < 0) {
-                    rv = APR_FROM_OS_ERROR(errno);
-                    break;
-                }
-                item_init(it, H2_HC_FILE, 0);
-                it->fd = nfd;
-                it->off = b->start;
-                it->len = b->length;
-                it->sendfile = (apr_file_flags_get(fb->fd) & APR_SENDFILE_ENABLED) != 0;
-                it->mmap = fb->can_mmap;
+                     && b->length >= H2_FILE_DUP_MIN && !s->copy_files
+                     && !ctx->no_dup && file_item(ctx, b, it)) {
                 ++n;
             }
             else {
@@ -656,7 +673,10 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         }
         rv = APR_SUCCESS;
     }
-    if (stream->aborted) {
+    if (stream->aborted && !stream->in_eos) {
+        /* a body that is complete is still read whole: a handler reading
+         * the (empty) body of a GET whose client left meanwhile sees its
+         * end, as over HTTP/1.1, not an error to log */
         apr_thread_mutex_unlock(s->mutex);
         c2->aborted = 1;
         return APR_ECONNABORTED;
@@ -751,6 +771,7 @@ static void c2_process(h2_worker *wk, h2_stream *stream)
         ctx->r = NULL;
         ctx->body_read = 0;
         ctx->body_start = 0;
+        ctx->no_dup = 0;
         ctx->sent_100 = ctx->seen_head = ctx->seen_eos = 0;
         ctx->interim = NULL;
         ctx->interim_len = 0;

@@ -856,11 +856,21 @@ MaxMemFree 1
         marker = self.log_size()
         r = subprocess.run(self.launcher() + self.httpd_cmd("-k", "start"),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL, env=self.httpd_env())
+                           stdin=subprocess.DEVNULL, env=self.httpd_env(),
+                           preexec_fn=self._limit_descriptors if self.nofile else None)
         if r.returncode != 0:
             raise SandboxError("httpd -k start failed (%d):\n%s\n%s" % (
                 r.returncode, r.stdout.decode(errors="replace"), self.log_tail()))
         self.wait_ready(timeout, marker)
+
+    # descriptors httpd (and so its children) may have open, None: as is;
+    # for tests of what happens when they run out
+    nofile = None
+
+    def _limit_descriptors(self):
+        import resource
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, hard))
 
     def wait_ready(self, timeout=None, log_marker=None):
         timeout = timeout or 20 * self.slow
