@@ -244,25 +244,34 @@ static int abuse_check(h2_session *s, unsigned int *counter, unsigned int limit,
     return 1;
 }
 
+/* Take one from a bucket of at most burst tokens that refills at rate a
+ * second; 0 when it is empty. */
+static int take_token(h2_tokens *b, double rate, double burst)
+{
+    apr_time_t now = apr_time_now();
+
+    b->tokens += (double)(now - b->refill) * rate / (double)APR_USEC_PER_SEC;
+    if (b->tokens > burst) {
+        b->tokens = burst;
+    }
+    b->refill = now;
+    if (b->tokens < 1.0) {
+        return 0;
+    }
+    b->tokens -= 1.0;
+    return 1;
+}
+
 /* A client that resets streams faster than the budget allows gets
  * GOAWAY ENHANCE_YOUR_CALM. Returns 0 then. */
 static int check_client_reset(h2_session *s)
 {
-    apr_time_t now = apr_time_now();
-
-    s->reset_tokens += (double)(now - s->reset_refill) * H2_RESET_RATE
-                       / (double)APR_USEC_PER_SEC;
-    if (s->reset_tokens > H2_RESET_BURST) {
-        s->reset_tokens = H2_RESET_BURST;
-    }
-    s->reset_refill = now;
-    if (s->reset_tokens < 1.0) {
+    if (!take_token(&s->resets, H2_RESET_RATE, H2_RESET_BURST)) {
         if (!s->goaway_sent) {
             goaway_calm(s, "rapid reset: too many streams reset by the client");
         }
         return 0;
     }
-    s->reset_tokens -= 1.0;
     return 1;
 }
 
@@ -886,19 +895,7 @@ static int tiny_window(h2_session *s, int32_t stream_id)
 /* 1 when a frame smaller than min_data_window() may go out now. */
 static int take_tiny_frame(h2_session *s)
 {
-    apr_time_t now = apr_time_now();
-
-    s->tiny_tokens += (double)(now - s->tiny_refill) * H2_TINY_FRAMES_PER_SEC
-                      / (double)APR_USEC_PER_SEC;
-    if (s->tiny_tokens > H2_TINY_FRAMES_BURST) {
-        s->tiny_tokens = H2_TINY_FRAMES_BURST;
-    }
-    s->tiny_refill = now;
-    if (s->tiny_tokens < 1.0) {
-        return 0;
-    }
-    s->tiny_tokens -= 1.0;
-    return 1;
+    return take_token(&s->tiny_frames, H2_TINY_FRAMES_PER_SEC, H2_TINY_FRAMES_BURST);
 }
 
 /* Streams that wait for their window get another look once a
@@ -2070,10 +2067,10 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
 
     apr_thread_mutex_create(&s->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
     s->hpool.max_free = h2_util_cache_max(32, H2_HCHUNK_SIZE);
-    s->reset_tokens = H2_RESET_BURST;
-    s->reset_refill = apr_time_now();
-    s->tiny_tokens = H2_TINY_FRAMES_BURST;
-    s->tiny_refill = s->reset_refill;
+    s->resets.tokens = H2_RESET_BURST;
+    s->resets.refill = apr_time_now();
+    s->tiny_frames.tokens = H2_TINY_FRAMES_BURST;
+    s->tiny_frames.refill = s->resets.refill;
     s->c2_free = apr_array_make(pool, 8, sizeof(conn_rec *));
     h2_c1_io_init(&s->io, c, s->s, s->is_tls);
     s->read_timeouts = h2_config_read_timeouts(s->s);

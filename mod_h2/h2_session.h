@@ -56,6 +56,12 @@ typedef enum {
     H2_SEV_TIMEOUT,        /* idle or I/O timeout */
 } h2_session_event;
 
+/* A budget that refills over time (see take_token() in h2_session.c). */
+typedef struct h2_tokens {
+    double tokens;
+    apr_time_t refill;
+} h2_tokens;
+
 typedef struct h2_session h2_session;
 struct h2_session {
     conn_rec *c1;
@@ -114,11 +120,11 @@ struct h2_session {
     unsigned int abuse_priority;
     unsigned int abuse_tiny_windows;
     apr_time_t abuse_window_start;
-    double reset_tokens;            /* client resets still allowed, see */
-    apr_time_t reset_refill;        /*   check_client_reset() */
+    h2_tokens resets;               /* client resets still allowed, see
+                                     *   check_client_reset() */
     int window_waiters;             /* streams with window_deferred */
-    double tiny_tokens;             /* DATA frames below the worthwhile */
-    apr_time_t tiny_refill;         /*   size still allowed, see
+    h2_tokens tiny_frames;          /* DATA frames below the worthwhile
+                                     * size still allowed, see
                                      *   take_tiny_frame() */
 
     /* idle registry (h2_c1_idle.c), under its lock */
