@@ -1871,6 +1871,15 @@ static apr_status_t session_teardown(void *data)
         unlink_stream(s, stream);
         h2_stream_destroy(stream);
     }
+    if (s->mem_in || s->mem_out || s->hdr_budget.used) {
+        /* every stream gave back what it held: anything left is a bug in
+         * the accounting that bounds a connection's memory */
+        ap_log_cerror(APLOG_MARK, APLOG_ERR, 0, s->c1, APLOGNO(21086)
+                      "h2_session(%ld): memory budget off at the end: %"
+                      APR_SIZE_T_FMT " body, %" APR_SIZE_T_FMT " response, %"
+                      APR_SIZE_T_FMT " head bytes still counted", s->c1->id,
+                      s->mem_in, s->mem_out, s->hdr_budget.used);
+    }
     h2_c2_release_idle(s);
     if (s->ngh) {
         nghttp2_session_del(s->ngh);
