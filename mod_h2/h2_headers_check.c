@@ -199,15 +199,39 @@ int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
     return 1;
 }
 
+/* 1 when one of the 8 bytes of w is below n (n <= 0x80); bytes of 0x80
+ * and up may flag too, so a hit is checked byte by byte. */
+#define HAS_BELOW(w, n) ((((w) - (n) * H2_ONES) & ~(w) & H2_HIGHS) != 0)
+
+static int ctl_byte(unsigned char ch)
+{
+    return (ch < 0x20 && ch != '\t') || ch == 0x7f;
+}
+
 int h2_hdr_field_sendable(const char *name, const char *value)
 {
-    const unsigned char *v;
+    apr_size_t nlen = strlen(name), vlen = strlen(value), i = 0;
 
-    if (!token_valid(name, strlen(name), 1)) {
+    /* the names httpd itself sets are tokens: no byte loop for them */
+    if (!known_lower(name, nlen) && !token_valid(name, nlen, 1)) {
         return 0;
     }
-    for (v = (const unsigned char *)value; *v; ++v) {
-        if ((*v < 0x20 && *v != '\t') || *v == 0x7f) {
+    /* controls (but HTAB) and DEL, 8 bytes a step: this runs for every
+     * field of every response */
+    for (; i + 8 <= vlen; i += 8) {
+        apr_uint64_t w;
+        memcpy(&w, value + i, 8);
+        if (HAS_BELOW(w, 0x20) || HAS_BELOW(w ^ (0x7f * H2_ONES), 1)) {
+            apr_size_t j;
+            for (j = i; j < i + 8; ++j) {
+                if (ctl_byte((unsigned char)value[j])) {
+                    return 0;
+                }
+            }
+        }
+    }
+    for (; i < vlen; ++i) {
+        if (ctl_byte((unsigned char)value[i])) {
             return 0;
         }
     }

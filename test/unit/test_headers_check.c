@@ -386,6 +386,28 @@ static void test_response_fields_with_controls_cannot_go_out(void)
     CHECK(!h2_hdr_field_sendable("X Bad", "v"));
     CHECK(!h2_hdr_field_sendable("", "v"));
     CHECK(!h2_hdr_field_sendable("X-Bad\n", "v"));
+    CHECK(!h2_hdr_field_sendable("Date", "Mon\r\n"));
+}
+
+static void test_response_values_are_checked_at_every_position(void)
+{
+    char v[21];
+    int i, k;
+    static const char bad[] = { 0x01, 0x0a, 0x1f, 0x7f };
+
+    for (i = 0; i < 20; ++i) {
+        for (k = 0; k < 4; ++k) {
+            memset(v, 'a', 20);
+            v[20] = 0;
+            v[i] = bad[k];
+            CHECK(!h2_hdr_field_sendable("X-V", v));
+        }
+        memset(v, '\xfe', 20);     /* high bytes flag a word, then pass */
+        v[i] = '\t';
+        CHECK(h2_hdr_field_sendable("X-V", v));
+        v[i] = '\x80';
+        CHECK(h2_hdr_field_sendable("X-V", v));
+    }
 }
 
 static void test_limits_answer_with_status(void)
@@ -515,6 +537,7 @@ int main(void)
     test_repeated_fields_are_held_to_field_size_once_merged();
     test_request_line_counts_as_http1_does();
     test_response_fields_with_controls_cannot_go_out();
+    test_response_values_are_checked_at_every_position();
     test_limits_answer_with_status();
     test_decoded_block_size_is_bounded();
     test_trailers_refuse_pseudo_headers();
