@@ -774,15 +774,16 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
          * "MadeYouReset" pattern); those counted when decided are not
          * counted again. */
         switch (frame->rst_stream.error_code) {
-        case H2_ERR_PROTOCOL_ERROR:
-        case H2_ERR_FLOW_CONTROL_ERROR:
-        case H2_ERR_STREAM_CLOSED:
         case H2_ERR_REFUSED_STREAM:
             if (s->refusals_not_faults > 0) {
                 s->refusals_not_faults--;   /* see on_begin_headers() */
                 break;
             }
-            /* fall through */
+            count_stream_fault(s, frame->hd.stream_id);
+            break;
+        case H2_ERR_PROTOCOL_ERROR:
+        case H2_ERR_FLOW_CONTROL_ERROR:
+        case H2_ERR_STREAM_CLOSED:
         case H2_ERR_FRAME_SIZE_ERROR:
             count_stream_fault(s, frame->hd.stream_id);
             break;
