@@ -55,6 +55,8 @@ APLOG_USE_MODULE(h2);
 #define H2_MIN_DATA_FRAME              1024
 #define H2_TINY_FRAMES_BURST           64
 #define H2_TINY_FRAMES_PER_SEC         100
+/* how soon a stream that waits for the bucket tries again */
+#define H2_TINY_FRAME_RETRY            apr_time_from_msec(10)
 /* Client RST_STREAMs (rapid reset, CVE-2023-44487): a bucket of this many,
  * refilled at H2_RESET_RATE per second. nghttp2's own limit (set below,
  * twice the burst at the same rate) is only the backstop: it ends the
@@ -260,6 +262,13 @@ static int take_token(h2_tokens *b, double rate, double burst)
     }
     b->tokens -= 1.0;
     return 1;
+}
+
+/* 1 when take_token() would succeed now (nothing is taken). */
+static int tokens_ready(const h2_tokens *b, double rate)
+{
+    apr_time_t now = apr_time_now();
+    return b->tokens + (double)(now - b->refill) * rate / (double)APR_USEC_PER_SEC >= 1.0;
 }
 
 /* A client that resets streams faster than the budget allows gets
@@ -897,6 +906,30 @@ static int tiny_window(h2_session *s, int32_t stream_id)
 static int take_tiny_frame(h2_session *s)
 {
     return take_token(&s->tiny_frames, H2_TINY_FRAMES_PER_SEC, H2_TINY_FRAMES_BURST);
+}
+
+/* Streams that wait for their window because the bucket of small frames
+ * was empty get another try once it has refilled: a client that opens
+ * its window only after the last bytes of it came would wait forever. */
+static void retry_windows(h2_session *s)
+{
+    h2_stream *stream;
+
+    if (!s->window_waiters
+        || !tokens_ready(&s->tiny_frames, H2_TINY_FRAMES_PER_SEC)) {
+        return;
+    }
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        if (stream->window_deferred && !stream->closed) {
+            stream->window_deferred = 0;
+            s->window_waiters--;
+            if (nghttp2_session_resume_data(s->ngh, stream->id) != 0) {
+                ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21087)
+                              "h2_session(%ld-%d): cannot resume the response",
+                              s->c1->id, stream->id);
+            }
+        }
+    }
 }
 
 /* Streams that wait for their window get another look once a
@@ -1741,6 +1774,7 @@ apr_status_t h2_session_process(h2_session *s, int how)
         if (collect(s) > 0) {
             progress = 1;
         }
+        retry_windows(s);
         if (send_output(s, &progress) != APR_SUCCESS) {
             transit(s, H2_SEV_ERROR);
             break;
@@ -1791,8 +1825,9 @@ apr_status_t h2_session_process(h2_session *s, int how)
                 transit(s, H2_SEV_TIMEOUT);
                 break;
             }
-            wait_for_io(s, wait_until((how & H2_RUN_MAY_YIELD)?
-                                      turn_left(s) : H2_WAIT_SLICE, deadline));
+            wait_for_io(s, wait_until(s->window_waiters? H2_TINY_FRAME_RETRY
+                                      : (how & H2_RUN_MAY_YIELD)? turn_left(s)
+                                      : H2_WAIT_SLICE, deadline));
         }
     }
 

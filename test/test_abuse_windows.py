@@ -160,3 +160,33 @@ def test_window_opened_in_small_steps_still_gets_every_byte(env):
     assert not c.goaways, c.answer()
     small = [ln for _, ln, end in c.data_frames if ln < MIN_FRAME and not end]
     assert len(small) <= TINY_BURST, c.data_frames
+
+
+def test_client_that_reopens_only_a_drained_window_is_not_stalled(env):
+    """Initial window 16984 (a full frame and 600 bytes), reopened only when
+    all of it has arrived: every window ends in a 600-byte frame, more of
+    them than the bucket of small frames holds. Streams that wait for the
+    bucket get another try when it refills, so 2.5 MB arrive within 20 s
+    and the client is not taken for an abuser (it sends no small
+    updates)."""
+    win = 16384 + 600
+    want = 2500 * 1024
+    c = FrameLog(env, "h2c", settings=[(SETTINGS_INITIAL_WINDOW_SIZE, win)],
+                 auto_window=False)
+    c.send(window_update_frame(0, 1 << 30)
+           + headers_frame(1, request_block(c, "/10m.txt?drained-window")))
+    opened = win
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 20 and not c.closed and not c.goaways:
+        c.pump(0.05)
+        got = len(c.data.get(1, b""))
+        if got >= want:
+            break
+        if got >= opened:          # the whole window arrived: reopen it
+            c.send(window_update_frame(1, win))
+            opened += win
+    c.close()
+    got = len(c.data.get(1, b""))
+    assert got >= want, "stalled after %d bytes in %.1f s" % (got, time.monotonic() - t0)
+    assert not c.goaways, c.answer()
+    assert c.data[1][:got] == env.docroot_file("10m.txt")[:got]
