@@ -1028,6 +1028,20 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
         }
         c->type = H2_HC_EOS;  /* consumed like an EOS once the data is out */
     }
+    else if (c && c->type == H2_HC_RESET && n == 0) {
+        /* The response broke after the data before it went out. Nobody
+         * looks at this stream again (its worker may be long done): reset
+         * it here, not when a timeout comes. */
+        h2_hchunk *rest;
+        if (nghttp2_submit_rst_stream(ngh, NGHTTP2_FLAG_NONE, stream_id,
+                                      (uint32_t)c->status) != 0) {
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
+        while ((rest = h2_hqueue_pop(&stream->c1_out)) != NULL) {
+            h2_hqueue_append(&s->sent_chunks, rest);
+        }
+        return NGHTTP2_ERR_DEFERRED;
+    }
     else if (n == 0) {
         stream->data_deferred = 1;
         return NGHTTP2_ERR_DEFERRED;

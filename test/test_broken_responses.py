@@ -16,7 +16,8 @@ import time
 import pytest
 
 from h2client import H2Client, install_file, remove_conf
-from h2raw import INTERNAL_ERROR, RawConn, headers_frame, request_block
+from h2raw import (INTERNAL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE, RawConn, headers_frame,
+                   request_block, window_update_frame)
 
 pytestmark = pytest.mark.h2
 
@@ -101,6 +102,29 @@ def test_backend_breaking_mid_body_resets_the_stream_at_once(env, broken_proxy, 
     assert c.rst.get(1) == INTERNAL_ERROR, c.answer()
     assert len(c.data.get(1, b"")) < 100000
     assert took < 1.0 * env.slow, took
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_backend_breaking_mid_body_resets_even_after_a_slow_client_drained_it(
+        env, broken_proxy, how):
+    """The same with a client that opens its window of 100 bytes only once
+    the handler is long done: the reset must follow the last of the body
+    before the break at once, not after a timeout."""
+    env.ignore_log(r"AH01102|AH01110|AH10153|AH01105|proxy")
+    with RawConn(env, how, settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 100)],
+                 auto_window=False) as c:
+        c.send(headers_frame(1, request_block(c, "/broken/slow")))
+        c.wait(lambda: len(c.data.get(1, b"")) >= 100 or c.stream_done(1), 10)
+        time.sleep(1.0)           # the backend broke, the handler is done
+        t0 = time.monotonic()
+        c.send(window_update_frame(0, 1 << 20) + window_update_frame(1, 1 << 20))
+        c.wait(lambda: c.stream_done(1), 20)
+        took = time.monotonic() - t0
+    assert c.status(1) == 200, c.answer()
+    assert 1 not in c.ended, "a truncated body ended with END_STREAM"
+    assert c.rst.get(1) == INTERNAL_ERROR, c.answer()
+    assert len(c.data.get(1, b"")) == 1000
+    assert took < 2.0 * env.slow, took
 
 
 def test_backend_breaking_mid_body_over_http1_closes_without_last_chunk(env, broken_proxy):
