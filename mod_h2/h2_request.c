@@ -77,6 +77,7 @@ static void setup_env(request_rec *r, struct h2_stream *stream)
     put(e, "H2PUSH", "off");
     put(e, "H2_PUSH", "off");
     put(e, "H2_PUSHED", "");
+    put(e, "H2_PUSHED_ON", "");
     put(e, "H2_STREAM_ID", sid);
     put(e, "H2_STREAM_TAG", tag);
     if (stream->req.orig_host) {

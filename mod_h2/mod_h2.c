@@ -33,6 +33,7 @@
 #include "h2_protocol.h"
 #include "h2_stream.h"
 #include "h2_reqtimeout.h"
+#include "h2_vars.h"
 
 /* mod_h2: HTTP/2 for Apache httpd. Hooks into httpd's connection and
  * protocol phases; everything else lives in the h2_* files. */
@@ -87,6 +88,7 @@ static void h2_register_hooks(apr_pool_t *p)
     ap_hook_child_stopping(h2_c1_idle_child_stopping, NULL, NULL, APR_HOOK_MIDDLE);
     h2_protocol_register_hooks();
     h2_c2_register_hooks();
+    h2_vars_register_hooks();
 }
 
 AP_DECLARE_MODULE(h2) = {

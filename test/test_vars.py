@@ -1,0 +1,64 @@
+"""The variables HTTP/2 requests have, as the stock module gives them:
+HTTP2, H2PUSH, H2_PUSH, H2_PUSHED, H2_PUSHED_ON, H2_STREAM_ID and
+H2_STREAM_TAG in a CGI's environment, and the same names in ap_expr
+(`Require expr "%{HTTP2} == 'on'"`, `<If>`), where a request that is not
+on HTTP/2 sees HTTP2 "off".
+"""
+
+import pytest
+
+from h2client import H2Client, install_file, remove_conf
+
+pytestmark = pytest.mark.h2
+
+
+def cgi_env(r):
+    return dict(line.split("=", 1) for line in r.body.decode().splitlines() if "=" in line)
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_cgi_sees_the_http2_variables(env, how):
+    with H2Client.connect(env, how) as c:
+        r = c.get("/cgi-bin/env.py?vars")
+    assert r.status == 200
+    e = cgi_env(r)
+    assert e["HTTP2"] == "on"
+    assert e["H2_STREAM_ID"] == str(r.stream_id)
+    assert e["H2_STREAM_TAG"].endswith("-%d" % r.stream_id)
+    for name in ("H2PUSH", "H2_PUSH", "H2_PUSHED", "H2_PUSHED_ON"):
+        assert name in e, name
+
+
+@pytest.fixture(scope="module")
+def expr_conf(env):
+    install_file(env, "htdocs/h2only/index.html", "only over HTTP/2\n")
+    conf = ('<Location "/h2only/">\n  Require expr "%{HTTP2} == \'on\'"\n</Location>\n'
+            '<If "%{HTTP2} == \'on\'">\n'
+            '  Header always set X-Via-H2 "stream %{H2_STREAM_ID}e"\n</If>\n'
+            '<Else>\n  Header always set X-Via-H2 "no"\n</Else>\n')
+    for where in ("http", "https"):
+        env.add_conf("vars-expr", conf, where)
+    env.reload()
+    yield
+    for where in ("http", "https"):
+        remove_conf(env, "vars-expr", where)
+    env.reload()
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_require_expr_http2_is_true_over_http2(env, expr_conf, how):
+    with H2Client.connect(env, how) as c:
+        r = c.get("/h2only/")
+    assert r.status == 200, r
+    assert r.body == b"only over HTTP/2\n"
+    assert r.headers["x-via-h2"] == "stream %d" % r.stream_id
+
+
+@pytest.mark.parametrize("how", ["http1", "https1"])
+def test_require_expr_http2_is_false_over_http1(env, expr_conf, how):
+    env.ignore_log(r"AH01630")    # "client denied by server configuration"
+    r = env.get(how, "/h2only/")
+    assert r.status == 403, r
+    r = env.get(how, "/1k.txt")
+    assert r.status == 200
+    assert r.headers.get("x-via-h2") == "no", r.headers
