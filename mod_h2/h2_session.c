@@ -908,6 +908,18 @@ static int take_tiny_frame(h2_session *s)
     return take_token(&s->tiny_frames, H2_TINY_FRAMES_PER_SEC, H2_TINY_FRAMES_BURST);
 }
 
+/* stream waited for its window: let nghttp2 ask data_read() again */
+static void resume_window_wait(h2_session *s, h2_stream *stream)
+{
+    stream->window_deferred = 0;
+    s->window_waiters--;
+    if (nghttp2_session_resume_data(s->ngh, stream->id) != 0) {
+        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21083)
+                      "h2_session(%ld-%d): cannot resume the response",
+                      s->c1->id, stream->id);
+    }
+}
+
 /* Streams that wait for their window because the bucket of small frames
  * was empty get another try once it has refilled: a client that opens
  * its window only after the last bytes of it came would wait forever. */
@@ -921,13 +933,7 @@ static void retry_windows(h2_session *s)
     }
     for (stream = s->streams; stream; stream = stream->next_all) {
         if (stream->window_deferred && !stream->closed) {
-            stream->window_deferred = 0;
-            s->window_waiters--;
-            if (nghttp2_session_resume_data(s->ngh, stream->id) != 0) {
-                ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21087)
-                              "h2_session(%ld-%d): cannot resume the response",
-                              s->c1->id, stream->id);
-            }
+            resume_window_wait(s, stream);
         }
     }
 }
@@ -959,13 +965,7 @@ static void resume_windows(h2_session *s, int32_t stream_id, int32_t increment)
             still_tiny = 1;
             continue;
         }
-        stream->window_deferred = 0;
-        s->window_waiters--;
-        if (nghttp2_session_resume_data(s->ngh, stream->id) != 0) {
-            ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21083)
-                          "h2_session(%ld-%d): cannot resume the response",
-                          s->c1->id, stream->id);
-        }
+        resume_window_wait(s, stream);
     }
     if (still_tiny && increment < min_data_window(s)) {
         abuse_check(s, &s->abuse_tiny_windows, H2_ABUSE_TINY_WINDOWS_PER_SEC,
