@@ -35,10 +35,9 @@
 #include "h2_handoff.h"
 #include "h2_request.h"
 #include "h2_response.h"
-#include "h2_session.h"
-#include "h2_stream.h"
 #include "h2_util.h"
 #include "h2_workers.h"
+#include "h2_x.h"
 
 APLOG_USE_MODULE(h2);
 extern module AP_MODULE_DECLARE_DATA h2_module;
@@ -51,12 +50,6 @@ extern module AP_MODULE_DECLARE_DATA h2_module;
  * least: its cleared pool keeps its first block. */
 #define H2_SHELLS_MAX 128
 #define H2_SHELL_SIZE (8 * 1024)
-/* Set-up secondary connections a busy connection keeps for its next
- * streams. It needs about as many as it has streams with workers at once;
- * keeping its high-water mark instead (tens, after a burst with blocked
- * handlers) held ~80 KB each for as long as the connection stayed busy,
- * over a hundred MB per child under a steady load. */
-#define H2_C2_KEEP 4
 /* Items gathered from a brigade before they go to the stream in one lock. */
 #define H2_OUT_BATCH 32
 
@@ -69,9 +62,9 @@ typedef struct c2_shell {
 } c2_shell;
 
 typedef struct h2_c2_ctx {
-    h2_session *session;
     c2_shell *shell;
-    h2_stream *stream;          /* served now, NULL between streams */
+    h2_x *x;                    /* the stream served now, NULL between */
+    const h2_x_req *req;        /* its request */
     h2_worker *worker;
     request_rec *r;             /* the request while it exists */
     apr_off_t body_read;
@@ -84,7 +77,6 @@ typedef struct h2_c2_ctx {
     apr_size_t interim_len;
 } h2_c2_ctx;
 
-static h2_workers *workers;
 static apr_uint32_t c2_ids;
 static apr_socket_t *dummy_socket;
 static apr_thread_mutex_t *shells_mutex;
@@ -169,11 +161,11 @@ static void shell_put(c2_shell *sh)
     }
 }
 
-static conn_rec *c2_create(h2_session *s, h2_worker *wk)
+static conn_rec *c2_create(conn_rec *c1, h2_worker *wk)
 {
     c2_shell *sh = shell_get();
     apr_pool_t *p = sh->pool;
-    conn_rec *c1 = s->c1, *c2;
+    conn_rec *c2;
     h2_c2_ctx *ctx;
 
     c2 = apr_pcalloc(p, sizeof(*c2));
@@ -205,7 +197,6 @@ static conn_rec *c2_create(h2_session *s, h2_worker *wk)
     c2->current_thread = wk->thread;
 
     ctx = apr_pcalloc(p, sizeof(*ctx));
-    ctx->session = s;
     ctx->shell = sh;
     ap_set_module_config(c2->conn_config, &h2_module, ctx);
     /* modules that look at the socket get a harmless one of their own */
@@ -225,127 +216,20 @@ static conn_rec *c2_create(h2_session *s, h2_worker *wk)
     return c2;
 }
 
-static void c2_destroy(conn_rec *c2)
+void h2_c2_discard(conn_rec *c2)
 {
     shell_put(c2_ctx(c2)->shell);
 }
 
-void h2_c2_release_idle(h2_session *s)
-{
-    conn_rec *c2;
-    for (;;) {
-        apr_thread_mutex_lock(s->mutex);
-        c2 = (s->c2_free->nelts > 0)? *(conn_rec **)apr_array_pop(s->c2_free) : NULL;
-        apr_thread_mutex_unlock(s->mutex);
-        if (!c2) {
-            break;
-        }
-        c2_destroy(c2);
-    }
-}
-
 /* --- output: buckets to handoff chunks --- */
 
-typedef struct {
-    h2_hchunk_type type;
-    const char *data;       /* DATA */
-    apr_size_t len;
-    int fd;                 /* FILE */
-    apr_off_t off;
-    int sendfile, mmap;
-    h2_resp_meta *meta;     /* HEADERS, INTERIM, TRAILERS */
-    int status;             /* RESET */
-} out_item;
+typedef h2_x_item out_item;
 
 static void item_init(out_item *it, h2_hchunk_type type, int status)
 {
     memset(it, 0, sizeof(*it));
     it->type = type;
     it->status = status;
-}
-
-/* Move items into the stream under the session lock, waiting while the
- * stream holds as much as H2StreamMaxMemSize allows. */
-static apr_status_t out_deliver(h2_c2_ctx *ctx, out_item *items, int n, int flush)
-{
-    h2_session *s = ctx->session;
-    h2_stream *stream = ctx->stream;
-    apr_status_t rv = APR_SUCCESS;
-    int i, wake = (flush || !s->output_buffering)? H2_WAKE_HARD : H2_WAKE_NONE;
-    apr_size_t before;
-
-    apr_thread_mutex_lock(s->mutex);
-    before = stream->out_buffered;
-    for (i = 0; i < n; ++i) {
-        out_item *it = &items[i];
-        h2_hchunk *c;
-
-        while (stream->out_buffered >= s->stream_max_mem && !stream->aborted) {
-            /* the client reads slower than we produce: wait for room */
-            h2_session_stream_ready_locked(s, stream, H2_WAKE_HARD);
-            stream->worker_waits = 1;
-            rv = h2_worker_wait(ctx->worker, s->mutex, s->stream_timeout);
-            stream->worker_waits = 0;
-            if (APR_STATUS_IS_TIMEUP(rv)) {
-                break;
-            }
-            rv = APR_SUCCESS;
-        }
-        if (stream->aborted || rv != APR_SUCCESS) {
-            if (rv == APR_SUCCESS) rv = APR_ECONNABORTED;
-            for (; i < n; ++i) {
-                if (items[i].type == H2_HC_FILE) close(items[i].fd);
-            }
-            break;
-        }
-        if (stream->out_eos) {
-            if (it->type == H2_HC_FILE) close(it->fd);
-            continue;
-        }
-        switch (it->type) {
-        case H2_HC_DATA:
-            h2_hqueue_write(&stream->out, &s->hpool, it->data, it->len);
-            stream->out_buffered += it->len;
-            s->mem_out += it->len;
-            break;
-        case H2_HC_FILE:
-            c = h2_hpool_get(&s->hpool, H2_HC_FILE, 0);
-            c->fd = it->fd;
-            c->foff = it->off;
-            c->flen = it->len;
-            c->fd_sendfile = it->sendfile;
-            c->fd_mmap = it->mmap;
-            h2_hqueue_append(&stream->out, c);
-            stream->out_buffered += h2_hchunk_cost(c);
-            s->mem_out += h2_hchunk_cost(c);
-            break;
-        case H2_HC_HEADERS:
-        case H2_HC_INTERIM:
-        case H2_HC_TRAILERS:
-            c = h2_hchunk_fields(&s->hpool, it->type, it->meta->status,
-                                 it->meta->fields);
-            h2_hqueue_append(&stream->out, c);
-            if (wake < H2_WAKE_SOFT) wake = H2_WAKE_SOFT;
-            break;
-        case H2_HC_EOS:
-        case H2_HC_RESET:
-            c = h2_hpool_get(&s->hpool, it->type, 0);
-            c->status = it->status;
-            h2_hqueue_append(&stream->out, c);
-            stream->out_eos = 1;
-            if (wake < H2_WAKE_SOFT) wake = H2_WAKE_SOFT;
-            break;
-        }
-    }
-    if (stream->out_buffered - before >= H2_HCHUNK_SIZE
-        || stream->out_buffered >= H2_HCHUNK_SIZE) {
-        wake = H2_WAKE_HARD;   /* a frame's worth to stream out */
-    }
-    if (i > 0 || flush) {
-        h2_session_stream_ready_locked(s, stream, wake);
-    }
-    apr_thread_mutex_unlock(s->mutex);
-    return rv;
 }
 
 /* A small file is cheaper to read than to hand over: make it a heap bucket
@@ -387,10 +271,10 @@ static int file_item(h2_c2_ctx *ctx, apr_bucket *b, out_item *it)
     nfd = dup(fd);
     if (nfd < 0) {
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, APR_FROM_OS_ERROR(errno),
-                      ctx->stream->session->c1, APLOGNO(21085)
+                      ctx->req->set->c1, APLOGNO(21085)
                       "h2_c2(%ld-%d): cannot hand the response's file over "
                       "as a descriptor, copying it instead",
-                      ctx->session->c1->id, ctx->stream->id);
+                      ctx->req->set->c1->id, ctx->req->id);
         ctx->no_dup = 1;
         return 0;
     }
@@ -409,7 +293,7 @@ static void deliver_reset(h2_c2_ctx *ctx, int code)
     out_item it;
     item_init(&it, H2_HC_RESET, code);
     ctx->seen_head = ctx->seen_eos = 1;
-    out_deliver(ctx, &it, 1, 1);
+    h2_x_worker_out(ctx->x, &it, 1, 1);
 }
 
 static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
@@ -436,7 +320,7 @@ static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
             m->status = status;
             m->fields = fields;
             item_init(it, H2_HC_INTERIM, status);
-            it->meta = m;
+            it->fields = m->fields;
             ++*n;
         }
         ctx->interim = NULL;
@@ -448,11 +332,10 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     conn_rec *c2 = f->c;
     h2_c2_ctx *ctx = c2_ctx(c2);
-    h2_session *s = ctx->session;
     out_item items[H2_OUT_BATCH];
     apr_status_t rv = APR_SUCCESS;
 
-    if (!ctx->stream) {
+    if (!ctx->x) {
         apr_brigade_cleanup(bb);
         return APR_SUCCESS;
     }
@@ -470,7 +353,7 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             if (H2_BUCKET_IS_RESP(b)) {
                 h2_resp_meta *m = b->data;
                 item_init(it, m->type, m->status);
-                it->meta = m;
+                it->fields = m->fields;
                 ++n;
                 if (m->type == H2_HC_HEADERS) ctx->seen_head = 1;
                 if (m->type == H2_HC_RESET) ctx->seen_head = ctx->seen_eos = 1;
@@ -504,7 +387,7 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 continue;
             }
             else if (APR_BUCKET_IS_FILE(b) && ctx->seen_head
-                     && b->length >= H2_FILE_DUP_MIN && !s->copy_files
+                     && b->length >= H2_FILE_DUP_MIN && !ctx->req->set->copy_files
                      && !ctx->no_dup && file_item(ctx, b, it)) {
                 ++n;
             }
@@ -519,7 +402,7 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 if (APR_STATUS_IS_EAGAIN(rv)) {
                     /* a slow producer (CGI, proxy): pass on what we have,
                      * then wait for it */
-                    rv = out_deliver(ctx, items, n, 1);
+                    rv = h2_x_worker_out(ctx->x, items, n, 1);
                     n = 0;
                     if (rv == APR_SUCCESS) {
                         rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
@@ -542,7 +425,7 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         if (rv == APR_SUCCESS) {
             if (n > 0 || !ctx->seen_eos) {
-                rv = out_deliver(ctx, items, n, flush || eor);
+                rv = h2_x_worker_out(ctx->x, items, n, flush || eor);
             }
             /* else: the response is complete and handed over; the flush
              * and EOR httpd sends after it have nothing to push, and a
@@ -583,12 +466,10 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 
 static apr_status_t send_100_continue(h2_c2_ctx *ctx)
 {
-    h2_resp_meta m = { H2_HC_INTERIM, 100, NULL };
     out_item it;
     item_init(&it, H2_HC_INTERIM, 100);
-    it.meta = &m;
     ctx->sent_100 = 1;
-    return out_deliver(ctx, &it, 1, 1);
+    return h2_x_worker_out(ctx->x, &it, 1, 1);
 }
 
 /* When the handler's wait for more body ends (RequestReadTimeout's body
@@ -598,7 +479,7 @@ static apr_status_t send_100_continue(h2_c2_ctx *ctx)
 static apr_time_t body_deadline(h2_c2_ctx *ctx)
 {
     const h2_read_timeouts *rt = ctx->r? h2_config_read_timeouts(ctx->r->server)
-                                      : ctx->session->read_timeouts;
+                                      : ctx->req->set->read_timeouts;
     return h2_read_deadline(&rt->body, ctx->body_start, ctx->body_read);
 }
 
@@ -608,15 +489,12 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
 {
     conn_rec *c2 = f->c;
     h2_c2_ctx *ctx = c2_ctx(c2);
-    h2_session *s = ctx->session;
-    h2_stream *stream = ctx->stream;
     apr_status_t rv = APR_SUCCESS;
     apr_off_t n = 0, limit;
     apr_time_t deadline;
-    h2_hchunk *c;
     int spec = (mode == AP_MODE_SPECULATIVE);
 
-    if (!stream) {
+    if (!ctx->x) {
         return APR_EOF;
     }
     if (mode == AP_MODE_INIT) {
@@ -642,99 +520,31 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         ctx->body_start = apr_time_now();
     }
     deadline = body_deadline(ctx);
-    apr_thread_mutex_lock(s->mutex);
-    while (!stream->in.first && !stream->in_eos && !stream->aborted) {
-        apr_interval_time_t wait = s->stream_timeout;
-        if (block == APR_NONBLOCK_READ) {
-            apr_thread_mutex_unlock(s->mutex);
-            return APR_EAGAIN;
-        }
-        if (stream->in_consumed > 0) {
-            /* the client may wait for window to send more */
-            h2_session_stream_ready_locked(s, stream, H2_WAKE_HARD);
-        }
-        if (deadline && deadline - apr_time_now() < wait) {
-            wait = deadline - apr_time_now();
-        }
-        rv = APR_TIMEUP;
-        if (wait > 0) {
-            stream->worker_waits = 1;
-            rv = h2_worker_wait(ctx->worker, s->mutex, wait);
-            stream->worker_waits = 0;
-        }
-        if (APR_STATUS_IS_TIMEUP(rv)) {
-            apr_thread_mutex_unlock(s->mutex);
-            ap_log_cerror(APLOG_MARK, APLOG_INFO, rv, c2, APLOGNO(21032)
-                          "h2_c2(%ld-%d): request body timed out after %"
-                          APR_OFF_T_FMT " bytes (%s)", s->c1->id, stream->id,
-                          ctx->body_read, (deadline && apr_time_now() >= deadline)?
-                          "RequestReadTimeout body" : "H2StreamTimeout");
-            return rv;
-        }
-        rv = APR_SUCCESS;
+    rv = h2_x_worker_body(ctx->x, bb, mode == AP_MODE_GETLINE, spec, block,
+                          readbytes, deadline,
+                          ctx->r? ctx->r->trailers_in : NULL, &n);
+    if (APR_STATUS_IS_TIMEUP(rv)) {
+        ap_log_cerror(APLOG_MARK, APLOG_INFO, rv, c2, APLOGNO(21032)
+                      "h2_c2(%ld-%d): request body timed out after %"
+                      APR_OFF_T_FMT " bytes (%s)", c2->master->id, ctx->req->id,
+                      ctx->body_read, (deadline && apr_time_now() >= deadline)?
+                      "RequestReadTimeout body" : "H2StreamTimeout");
+        return rv;
     }
-    if (stream->aborted && !stream->in_eos) {
-        /* a body that is complete is still read whole: a handler reading
-         * the (empty) body of a GET whose client left meanwhile sees its
-         * end, as over HTTP/1.1, not an error to log */
-        apr_thread_mutex_unlock(s->mutex);
+    if (APR_STATUS_IS_ECONNABORTED(rv)) {
         c2->aborted = 1;
-        return APR_ECONNABORTED;
+        return rv;
     }
-    for (c = stream->in.first; c && n < readbytes; ) {
-        apr_size_t k = c->end - c->start;
-        const char *d = c->data + c->start;
-        int line_end = 0;
-        if ((apr_off_t)k > readbytes - n) {
-            k = (apr_size_t)(readbytes - n);
-        }
-        if (mode == AP_MODE_GETLINE) {
-            const char *lf = memchr(d, '\n', k);
-            if (lf) {
-                k = (apr_size_t)(lf - d) + 1;
-                line_end = 1;
-            }
-        }
-        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_heap_create(d, k, NULL, c2->bucket_alloc));
-        n += (apr_off_t)k;
-        if (spec) {
-            c = c->next;
-        }
-        else {
-            c->start += k;
-            stream->in.mem -= k;
-            if (c->start == c->end) {
-                h2_hpool_put(&s->hpool, h2_hqueue_pop(&stream->in));
-                c = stream->in.first;
-            }
-        }
-        if (line_end) {
-            break;
-        }
+    if (rv != APR_SUCCESS) {
+        return rv;
     }
-    if (!spec && n > 0) {
-        stream->in_consumed += (apr_size_t)n;
-        if (stream->in_consumed >= H2_HCHUNK_SIZE || !stream->in.first) {
-            /* let the client send more */
-            h2_session_stream_ready_locked(s, stream, H2_WAKE_HARD);
-        }
-    }
-    if (!spec && !stream->in.first && stream->in_eos) {
-        if (stream->trailers_in && ctx->r && ctx->r->trailers_in) {
-            apr_table_overlap(ctx->r->trailers_in, stream->trailers_in,
-                              APR_OVERLAP_TABLES_SET);
-        }
-        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(c2->bucket_alloc));
-    }
-    apr_thread_mutex_unlock(s->mutex);
-
     if (!spec) {
         ctx->body_read += n;
         limit = ctx->r? (apr_off_t)ap_get_limit_req_body(ctx->r) : 0;
         if (limit > 0 && ctx->body_read > limit) {
             ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, c2, APLOGNO(21033)
                           "h2_c2(%ld-%d): request body over LimitRequestBody %"
-                          APR_OFF_T_FMT, s->c1->id, stream->id, limit);
+                          APR_OFF_T_FMT, c2->master->id, ctx->req->id, limit);
             apr_brigade_cleanup(bb);
             return APR_ENOSPC;
         }
@@ -744,29 +554,22 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
 
 /* --- running streams --- */
 
-static void c2_process(h2_worker *wk, h2_stream *stream)
+static void c2_process(h2_worker *wk, h2_wtask *task)
 {
-    h2_session *s = stream->session;
+    h2_x *x = h2_x_worker_of(task);
     conn_rec *c2 = NULL;
+    const h2_x_req *req;
     h2_c2_ctx *ctx;
-    int aborted;
 
     in_worker = 1;
-    apr_thread_mutex_lock(s->mutex);
-    stream->worker = wk;
-    aborted = stream->aborted;
-    h2_session_stream_taken_locked(s, stream);
-    if (!aborted && s->c2_free->nelts > 0) {
-        c2 = *(conn_rec **)apr_array_pop(s->c2_free);
-    }
-    apr_thread_mutex_unlock(s->mutex);
-
-    if (!aborted) {
+    req = h2_x_worker_take(x, wk, &c2);
+    if (req) {
         if (!c2) {
-            c2 = c2_create(s, wk);
+            c2 = c2_create(req->set->c1, wk);
         }
         ctx = c2_ctx(c2);
-        ctx->stream = stream;
+        ctx->x = x;
+        ctx->req = req;
         ctx->worker = wk;
         ctx->r = NULL;
         ctx->body_read = 0;
@@ -778,36 +581,21 @@ static void c2_process(h2_worker *wk, h2_stream *stream)
         c2->aborted = 0;
         c2->current_thread = wk->thread;
 
-        h2_request_run(c2, stream, &ctx->r);
+        h2_request_run(c2, req, &ctx->r);
 
         if (!ctx->seen_eos) {
             /* the request ended without completing its response */
             deliver_reset(ctx, c2->aborted? H2_ERR_CANCEL : H2_ERR_INTERNAL_ERROR);
         }
-        ctx->stream = NULL;
+        ctx->x = NULL;
+        ctx->req = NULL;
         ctx->worker = NULL;
         apr_table_clear(c2->notes);
-        apr_thread_mutex_lock(s->mutex);
-        if (s->c2_free->nelts < H2_C2_KEEP) {
-            APR_ARRAY_PUSH(s->c2_free, conn_rec *) = c2;
-            c2 = NULL;
-        }
-        apr_thread_mutex_unlock(s->mutex);
-        if (c2) {
-            c2_destroy(c2);
-        }
     }
-    h2_session_stream_done(s, stream);
-}
-
-void h2_c2_schedule(h2_stream **streams, int n)
-{
-    h2_workers_push(workers, streams, n);
-}
-
-int h2_c2_unschedule(h2_stream *stream)
-{
-    return h2_workers_unqueue(workers, stream);
+    c2 = h2_x_worker_done(x, c2);
+    if (c2) {
+        h2_c2_discard(c2);
+    }
 }
 
 static apr_status_t shells_cleanup(void *data)
@@ -845,7 +633,7 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
     /* a child process never unloads us; glibc drops the handler with the
      * module should it ever be unloaded */
     pthread_atfork(NULL, NULL, c2_after_fork_in_child);
-    workers = h2_workers_create(s, pchild, minw, maxw, idle, c2_process);
+    h2_workers_create(s, pchild, minw, maxw, idle, c2_process);
     return APR_SUCCESS;
 }
 
@@ -856,12 +644,11 @@ static int c2_early_hints(request_rec *r)
     h2_c2_ctx *ctx;
     apr_array_header_t *hints;
     apr_table_t *fields;
-    h2_resp_meta m;
     out_item it;
     int i;
 
     if (r->main || r->prev || !r->connection->master
-        || !(ctx = c2_ctx(r->connection)) || !ctx->stream || ctx->seen_head
+        || !(ctx = c2_ctx(r->connection)) || !ctx->x || ctx->seen_head
         || h2_config_rget(r, H2_CONF_EARLY_HINTS) != 1
         || !(hints = h2_config_early_hints(r)) || hints->nelts < 2) {
         return DECLINED;
@@ -871,12 +658,9 @@ static int c2_early_hints(request_rec *r)
         apr_table_add(fields, APR_ARRAY_IDX(hints, i, const char *),
                       APR_ARRAY_IDX(hints, i + 1, const char *));
     }
-    m.type = H2_HC_INTERIM;
-    m.status = HTTP_EARLY_HINTS;
-    m.fields = fields;
     item_init(&it, H2_HC_INTERIM, HTTP_EARLY_HINTS);
-    it.meta = &m;
-    out_deliver(ctx, &it, 1, 1);
+    it.fields = fields;
+    h2_x_worker_out(ctx->x, &it, 1, 1);
     return DECLINED;
 }
 

@@ -17,8 +17,6 @@
 
 #include <httpd.h>
 
-struct h2_session;
-struct h2_stream;
 
 /* Secondary connections: each stream's request runs on one, in a worker
  * thread, through httpd's ordinary request processing. A session keeps
@@ -31,15 +29,9 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s);
  * requests start from worker threads get this thread's signal mask. */
 void h2_c2_note_conn_thread(void);
 
-/* Hand n streams to the workers. */
-void h2_c2_schedule(struct h2_stream **streams, int n);
-
-/* Take stream back if no worker started it; 1 if it was taken back. */
-int h2_c2_unschedule(struct h2_stream *stream);
-
-/* Give the session's idle secondary connections back to the process
- * cache. Call from the connection thread when no worker runs for it. */
-void h2_c2_release_idle(struct h2_session *session);
+/* Give a secondary connection back to the process's cache; either thread,
+ * when no stream uses it. */
+void h2_c2_discard(conn_rec *c2);
 
 void h2_c2_register_hooks(void);
 

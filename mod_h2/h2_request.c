@@ -25,8 +25,7 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c2.h"
-#include "h2_session.h"
-#include "h2_stream.h"
+#include "h2_x.h"
 #include "h2_request.h"
 #include "h2_response.h"
 
@@ -58,7 +57,7 @@ static char *digits_before(char *end, unsigned long v)
     return end;
 }
 
-static void setup_env(request_rec *r, struct h2_stream *stream)
+static void setup_env(request_rec *r, const h2_x_req *xr)
 {
     apr_table_t *e = r->subprocess_env;
     conn_rec *c1 = r->connection->master;
@@ -70,7 +69,7 @@ static void setup_env(request_rec *r, struct h2_stream *stream)
         apr_is_empty_table(e)? apr_table_addn : apr_table_setn;
 
     *end = 0;
-    sid = digits_before(end, (unsigned long)stream->id);
+    sid = digits_before(end, (unsigned long)xr->id);
     tag = digits_before(sid - 1, (unsigned long)c1->id);
     sid[-1] = '-';
     put(e, "HTTP2", "on");
@@ -80,9 +79,9 @@ static void setup_env(request_rec *r, struct h2_stream *stream)
     put(e, "H2_PUSHED_ON", "");
     put(e, "H2_STREAM_ID", sid);
     put(e, "H2_STREAM_TAG", tag);
-    if (stream->req.orig_host) {
+    if (xr->head->orig_host) {
         /* the host field :authority replaced */
-        apr_table_setn(e, "H2_ORIGINAL_HOST", stream->req.orig_host);
+        apr_table_setn(e, "H2_ORIGINAL_HOST", xr->head->orig_host);
     }
 }
 
@@ -139,15 +138,15 @@ static int set_request_line(request_rec *r, const h2_req_head *req)
     return 1;
 }
 
-void h2_request_run(conn_rec *c2, h2_stream *stream, request_rec **pr)
+void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
 {
-    h2_req_head *req = &stream->req;
+    const h2_req_head *req = xr->head;
     request_rec *r;
     int status = HTTP_OK;
 
     r = ap_create_request(c2);
     *pr = r;
-    r->request_time = stream->created;
+    r->request_time = xr->created;
     setup_filters(r);
     r->the_request = apr_pstrcat(r->pool, req->method, " ",
                                  req->path? req->path : req->authority,
@@ -155,24 +154,24 @@ void h2_request_run(conn_rec *c2, h2_stream *stream, request_rec **pr)
     r->headers_in = apr_table_copy(r->pool, req->headers);
     ap_run_pre_read_request(r, c2);
 
-    if (stream->refuse_status) {
+    if (xr->refuse_status) {
         /* over httpd's limits (logged when the head came in): the status
          * HTTP/1.1 gives, with httpd's error page */
         set_request_line(r, req);
-        status = stream->refuse_status;
+        status = xr->refuse_status;
     }
     else if (!set_request_line(r, req) || !ap_check_request_header(r)) {
         status = r->status? r->status : HTTP_BAD_REQUEST;
         if (status == HTTP_OK) status = HTTP_BAD_REQUEST;
     }
     else {
-        if (stream->has_body_in && req->content_length < 0) {
+        if (xr->has_body && req->content_length < 0) {
             /* HTTP/2 frames the body, so it needs no length; modules that
              * forward or spool request bodies look for one of the two
              * framing headers before they read anything */
             apr_table_setn(r->headers_in, "Transfer-Encoding", "chunked");
         }
-        setup_env(r, stream);
+        setup_env(r, xr);
         status = ap_post_read_request(r);
         if (status == OK) {
             status = HTTP_OK;
@@ -182,7 +181,7 @@ void h2_request_run(conn_rec *c2, h2_stream *stream, request_rec **pr)
     if (status != HTTP_OK) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21031)
                       "h2_request(%ld-%d): answered with %d before processing",
-                      c2->master->id, stream->id, status);
+                      c2->master->id, xr->id, status);
         ap_die(status, r);
         ap_process_request_after_handler(r);
     }

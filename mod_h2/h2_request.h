@@ -17,13 +17,13 @@
 
 #include <httpd.h>
 
-struct h2_stream;
+struct h2_x_req;
 
-/* Turn the stream's validated request head into an httpd request on the
+/* Worker: turn the stream's validated request head into an httpd request on the
  * secondary connection c2 and run it through httpd's ordinary request
  * processing. *pr points at the request while it exists (the input
  * filter needs it for 100-continue and trailers). Returns when the
  * request is finished and its pool is gone. */
-void h2_request_run(conn_rec *c2, struct h2_stream *stream, request_rec **pr);
+void h2_request_run(conn_rec *c2, const struct h2_x_req *xr, request_rec **pr);
 
 #endif

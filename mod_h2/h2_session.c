@@ -24,6 +24,7 @@
 #include <http_ssl.h>
 
 #include "h2.h"
+#include "h2_abuse.h"
 #include "h2_config.h"
 #include "h2_c1_io.h"
 #include "h2_c1_idle.h"
@@ -38,31 +39,6 @@
 #include "h2_frame_clock.h"
 
 APLOG_USE_MODULE(h2);
-
-/* Flood budgets: frames that cost us work but carry nothing, counted per
- * second. A client over budget gets GOAWAY ENHANCE_YOUR_CALM. */
-#define H2_ABUSE_EMPTY_FRAMES_PER_SEC  200
-#define H2_ABUSE_PRIORITY_PER_SEC      1000
-/* WINDOW_UPDATEs that leave a waiting stream's window below
- * H2_MIN_DATA_FRAME, see tiny_window() */
-#define H2_ABUSE_TINY_WINDOWS_PER_SEC  200
-/* The smallest DATA frame sent while more of the response is queued: a
- * client that opens its window a few bytes at a time would otherwise get
- * a frame, and cost a frame's work, for every few bytes (the peer's own
- * initial window, when smaller, is honoured). Smaller frames are sent
- * from a bucket of this many, refilled at this rate, so that a client
- * (or h2spec) opening a window by a byte now and then still sees it used. */
-#define H2_MIN_DATA_FRAME              1024
-#define H2_TINY_FRAMES_BURST           64
-#define H2_TINY_FRAMES_PER_SEC         100
-/* how soon a stream that waits for the bucket tries again */
-#define H2_TINY_FRAME_RETRY            apr_time_from_msec(10)
-/* Client RST_STREAMs (rapid reset, CVE-2023-44487): a bucket of this many,
- * refilled at H2_RESET_RATE per second. nghttp2's own limit (set below,
- * twice the burst at the same rate) is only the backstop: it ends the
- * connection with INTERNAL_ERROR and no words. */
-#define H2_RESET_BURST                 500
-#define H2_RESET_RATE                  33
 
 /* How often a connection thread that waits on workers looks at the MPM,
  * so that a graceful stop is noticed. */
@@ -130,10 +106,10 @@ static void transit(h2_session *s, h2_session_event ev)
         break;
     case H2_SEV_NO_IO:
         if (old == H2_SESS_DRAIN) {
-            if (s->open_streams == 0 && s->n_processing == 0) n = H2_SESS_DONE;
+            if (s->open_streams == 0 && !h2_x_c1_processing(s->xc)) n = H2_SESS_DONE;
         }
         else {
-            n = (s->open_streams > 0 || s->n_processing > 0)? H2_SESS_WAIT : H2_SESS_IDLE;
+            n = (s->open_streams > 0 || h2_x_c1_processing(s->xc) > 0)? H2_SESS_WAIT : H2_SESS_IDLE;
         }
         break;
     case H2_SEV_NO_STREAMS:
@@ -155,7 +131,7 @@ static void transit(h2_session *s, h2_session_event ev)
             ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
                           "h2_session(%ld): %s -[%s]-> %s (%d open, %d in workers)",
                           s->c1->id, h2_session_state_str(old), ev_str(ev),
-                          h2_session_state_str(n), s->open_streams, s->n_processing);
+                          h2_session_state_str(n), s->open_streams, h2_x_c1_processing(s->xc));
         }
     }
 }
@@ -200,8 +176,7 @@ static void goaway_calm(h2_session *s, const char *why)
  * close the connection (H2MaxStreamErrors). */
 static void count_stream_error(h2_session *s)
 {
-    if (s->max_stream_errors && ++s->stream_errors > s->max_stream_errors
-        && !s->goaway_sent) {
+    if (!h2_abuse_stream_error(&s->abuse) && !s->goaway_sent) {
         goaway_calm(s, "too many stream errors");
     }
 }
@@ -229,53 +204,20 @@ static void stream_error(h2_session *s, int32_t id, uint32_t code, const char *w
 }
 
 /* Frames that cost work and carry nothing are budgeted per second. */
-static int abuse_check(h2_session *s, unsigned int *counter, unsigned int limit,
-                       const char *what)
+static int abuse_check(h2_session *s, h2_flood_kind kind)
 {
-    apr_time_t now = apr_time_now();
-    if (now - s->abuse_window_start > apr_time_from_sec(1)) {
-        s->abuse_window_start = now;
-        s->abuse_empty_frames = 0;
-        s->abuse_priority = 0;
-        s->abuse_tiny_windows = 0;
-    }
-    if (++(*counter) > limit && !s->goaway_sent) {
-        goaway_calm(s, apr_psprintf(s->pool, "flood of %s", what));
+    if (!h2_abuse_flood(&s->abuse, kind, apr_time_now()) && !s->goaway_sent) {
+        goaway_calm(s, h2_abuse_flood_str(kind));
         return 0;
     }
     return 1;
-}
-
-/* Take one from a bucket of at most burst tokens that refills at rate a
- * second; 0 when it is empty. */
-static int take_token(h2_tokens *b, double rate, double burst)
-{
-    apr_time_t now = apr_time_now();
-
-    b->tokens += (double)(now - b->refill) * rate / (double)APR_USEC_PER_SEC;
-    if (b->tokens > burst) {
-        b->tokens = burst;
-    }
-    b->refill = now;
-    if (b->tokens < 1.0) {
-        return 0;
-    }
-    b->tokens -= 1.0;
-    return 1;
-}
-
-/* 1 when take_token() would succeed now (nothing is taken). */
-static int tokens_ready(const h2_tokens *b, double rate)
-{
-    apr_time_t now = apr_time_now();
-    return b->tokens + (double)(now - b->refill) * rate / (double)APR_USEC_PER_SEC >= 1.0;
 }
 
 /* A client that resets streams faster than the budget allows gets
  * GOAWAY ENHANCE_YOUR_CALM. Returns 0 then. */
 static int check_client_reset(h2_session *s)
 {
-    if (!take_token(&s->resets, H2_RESET_RATE, H2_RESET_BURST)) {
+    if (!h2_abuse_reset(&s->abuse, apr_time_now())) {
         if (!s->goaway_sent) {
             goaway_calm(s, "rapid reset: too many streams reset by the client");
         }
@@ -376,9 +318,7 @@ static int mem_admits(h2_session *s)
 {
     apr_size_t held;
 
-    apr_thread_mutex_lock(s->mutex);
-    held = s->mem_in + s->mem_out;
-    apr_thread_mutex_unlock(s->mutex);
+    held = h2_x_c1_mem_held(s->xc);
     if (held <= s->mem_max && s->hdr_budget.used < s->hdr_budget.max) {
         return 1;
     }
@@ -467,7 +407,14 @@ static void answer_directly(h2_session *s, h2_stream *stream, int status)
 
 static void schedule_later(h2_session *s, h2_stream *stream)
 {
-    stream->scheduled = 1;
+    h2_x_req *xr = h2_x_c1_req(stream->x);
+
+    /* all a worker will know of the stream, fixed from here on */
+    xr->created = stream->created;
+    xr->head = &stream->req;
+    xr->has_body = stream->has_body_in;
+    xr->refuse_status = stream->refuse_status;
+    h2_x_c1_pend(stream->x);
     stream->on_new = 1;
     stream->next_new = NULL;
     if (s->new_last) s->new_last->next_new = stream;
@@ -477,12 +424,7 @@ static void schedule_later(h2_session *s, h2_stream *stream)
 
 static void input_eos(h2_session *s, h2_stream *stream)
 {
-    apr_thread_mutex_lock(s->mutex);
-    stream->in_eos = 1;
-    if (stream->worker_waits) {
-        apr_thread_cond_signal(stream->worker->cond);
-    }
-    apr_thread_mutex_unlock(s->mutex);
+    h2_x_c1_body_end(stream->x, stream->trailers_in);
     h2_stream_transit(stream, H2_SSEV_EOS_IN);
 }
 
@@ -547,7 +489,7 @@ static void on_request_headers(h2_session *s, h2_stream *stream,
 
     h2_stream_transit(stream, H2_SSEV_HEADERS_IN);
     if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
-        stream->in_eos = 1;
+        h2_x_c1_body_end(stream->x, NULL);
         h2_stream_transit(stream, H2_SSEV_EOS_IN);
     }
     else {
@@ -599,8 +541,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
     switch (frame->hd.type) {
     case NGHTTP2_HEADERS:
         if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
-            && !abuse_check(s, &s->abuse_empty_frames,
-                            H2_ABUSE_EMPTY_FRAMES_PER_SEC, "empty frames")) {
+            && !abuse_check(s, H2_FLOOD_EMPTY_FRAMES)) {
             break;
         }
         stream = get_stream(s, frame->hd.stream_id);
@@ -628,8 +569,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         break;
     case NGHTTP2_DATA:
         if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
-            abuse_check(s, &s->abuse_empty_frames, H2_ABUSE_EMPTY_FRAMES_PER_SEC,
-                        "empty frames");
+            abuse_check(s, H2_FLOOD_EMPTY_FRAMES);
         }
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
             && (stream = get_stream(s, frame->hd.stream_id)) != NULL
@@ -638,8 +578,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         }
         break;
     case NGHTTP2_PRIORITY:
-        abuse_check(s, &s->abuse_priority, H2_ABUSE_PRIORITY_PER_SEC,
-                    "PRIORITY frames");
+        abuse_check(s, H2_FLOOD_PRIORITY);
         break;
     case NGHTTP2_WINDOW_UPDATE:
         resume_windows(s, frame->hd.stream_id,
@@ -681,18 +620,7 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
         stream->in_received += (apr_off_t)len;
     }
     if (stream && body_length_ok(s, stream, 0)) {
-        apr_thread_mutex_lock(s->mutex);
-        /* a stream may get its body before a worker picked it up */
-        if (stream->scheduled && !stream->out_done && !stream->aborted) {
-            h2_hqueue_write(&stream->in, &s->hpool, (const char *)data, len);
-            stream->in_total += len;
-            s->mem_in += len;
-            if (stream->worker_waits) {
-                apr_thread_cond_signal(stream->worker->cond);
-            }
-            drop = 0;
-        }
-        apr_thread_mutex_unlock(s->mutex);
+        drop = !h2_x_c1_body_in(stream->x, (const char *)data, len);
     }
     if (drop) {
         /* nobody will read it: keep the windows open regardless */
@@ -732,28 +660,7 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
     else {
         h2_stream_transit(stream, H2_SSEV_CLOSED);
     }
-    apr_thread_mutex_lock(s->mutex);
-    in_workers = stream->processing;
-    apr_thread_mutex_unlock(s->mutex);
-    if (in_workers && h2_c2_unschedule(stream)) {
-        /* no worker started it yet: it never will */
-        apr_thread_mutex_lock(s->mutex);
-        stream->processing = 0;
-        s->n_processing--;
-        h2_session_stream_taken_locked(s, stream);
-        apr_thread_mutex_unlock(s->mutex);
-        in_workers = 0;
-    }
-    apr_thread_mutex_lock(s->mutex);
-    in_workers = stream->processing;
-    if (in_workers) {
-        /* the response is no longer wanted: stop the handler early */
-        stream->aborted = 1;
-        if (stream->worker_waits) {
-            apr_thread_cond_signal(stream->worker->cond);
-        }
-    }
-    apr_thread_mutex_unlock(s->mutex);
+    in_workers = h2_x_c1_abort(stream->x);
     if (!in_workers) {
         purge_later(s, stream);
     }
@@ -905,7 +812,7 @@ static int tiny_window(h2_session *s, int32_t stream_id)
 /* 1 when a frame smaller than min_data_window() may go out now. */
 static int take_tiny_frame(h2_session *s)
 {
-    return take_token(&s->tiny_frames, H2_TINY_FRAMES_PER_SEC, H2_TINY_FRAMES_BURST);
+    return h2_abuse_tiny_frame(&s->abuse, apr_time_now());
 }
 
 /* stream waited for its window: let nghttp2 ask data_read() again */
@@ -928,7 +835,7 @@ static void retry_windows(h2_session *s)
     h2_stream *stream;
 
     if (!s->window_waiters
-        || !tokens_ready(&s->tiny_frames, H2_TINY_FRAMES_PER_SEC)) {
+        || !h2_abuse_tiny_frame_ready(&s->abuse, apr_time_now())) {
         return;
     }
     for (stream = s->streams; stream; stream = stream->next_all) {
@@ -968,8 +875,7 @@ static void resume_windows(h2_session *s, int32_t stream_id, int32_t increment)
         resume_window_wait(s, stream);
     }
     if (still_tiny && increment < min_data_window(s)) {
-        abuse_check(s, &s->abuse_tiny_windows, H2_ABUSE_TINY_WINDOWS_PER_SEC,
-                    "WINDOW_UPDATEs too small to send on");
+        abuse_check(s, H2_FLOOD_TINY_WINDOWS);
     }
 }
 
@@ -983,7 +889,7 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
     size_t n = 0;
 
     /* n: the data this frame may take, c: what follows that data */
-    for (c = stream->c1_out.first; c; c = c->next) {
+    for (c = h2_x_c1_out(stream->x)->first; c; c = c->next) {
         if (c->type == H2_HC_DATA) {
             n += c->end - c->start;
             if (n > length) {
@@ -1037,8 +943,8 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
                                       (uint32_t)c->status) != 0) {
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
         }
-        while ((rest = h2_hqueue_pop(&stream->c1_out)) != NULL) {
-            h2_hqueue_append(&s->sent_chunks, rest);
+        while ((rest = h2_hqueue_pop(h2_x_c1_out(stream->x))) != NULL) {
+            h2_x_c1_sent_chunk(s->xc, rest);
         }
         return NGHTTP2_ERR_DEFERRED;
     }
@@ -1051,8 +957,7 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
     }
     else {
         /* nothing but the end: pop it now, no send_data call follows */
-        h2_hchunk *eos = h2_hqueue_pop(&stream->c1_out);
-        h2_hqueue_append(&s->sent_chunks, eos);
+        h2_x_c1_sent_chunk(s->xc, h2_hqueue_pop(h2_x_c1_out(stream->x)));
     }
     return (ssize_t)n;
 }
@@ -1063,7 +968,7 @@ static int send_data(nghttp2_session *ngh, nghttp2_frame *frame,
 {
     h2_session *s = ud;
     h2_stream *stream = source->ptr;
-    h2_hqueue *q = &stream->c1_out;
+    h2_hqueue *q = h2_x_c1_out(stream->x);
     size_t padlen = frame->data.padlen, remain = length;
     apr_status_t rv = APR_SUCCESS;
 
@@ -1085,7 +990,7 @@ static int send_data(nghttp2_session *ngh, nghttp2_frame *frame,
             c->start += k;
             q->mem -= k;
             if (c->start == c->end) {
-                h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(q));
+                h2_x_c1_sent_chunk(s->xc, h2_hqueue_pop(q));
             }
         }
         else if (c->type == H2_HC_FILE) {
@@ -1110,8 +1015,8 @@ static int send_data(nghttp2_session *ngh, nghttp2_frame *frame,
             c->flen -= k;
             if (c->flen == 0) {
                 /* a file range counts a fixed cost, see h2_hchunk_cost() */
-                stream->c1_sent += H2_HCHUNK_FILE_COST;
-                h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(q));
+                h2_x_c1_sent(stream->x, H2_HCHUNK_FILE_COST);
+                h2_x_c1_sent_chunk(s->xc, h2_hqueue_pop(q));
             }
             remain -= k;
             continue;
@@ -1120,7 +1025,7 @@ static int send_data(nghttp2_session *ngh, nghttp2_frame *frame,
             return NGHTTP2_ERR_CALLBACK_FAILURE;
         }
         remain -= k;
-        stream->c1_sent += k;
+        h2_x_c1_sent(stream->x, k);
     }
     if (rv != APR_SUCCESS) {
         return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -1131,12 +1036,7 @@ static int send_data(nghttp2_session *ngh, nghttp2_frame *frame,
     }
     if (q->first && q->first->type == H2_HC_EOS) {
         /* data_read flagged the end (or trailers) with this frame */
-        h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(q));
-    }
-    if (!stream->in_sent_list) {
-        stream->in_sent_list = 1;
-        stream->next_sent = s->sent_first;
-        s->sent_first = stream;
+        h2_x_c1_sent_chunk(s->xc, h2_hqueue_pop(q));
     }
     if (h2_c1_io_needs_flush(&s->io) && h2_c1_io_flush(&s->io) != APR_SUCCESS) {
         return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -1153,6 +1053,7 @@ static void purge_later(h2_session *s, h2_stream *stream)
      * as unlinking each one alone walks lists as long as the open
      * streams (quadratic at -m 100) */
     stream->closed = 2;
+    h2_x_c1_forget(stream->x);
     unlink_stream(s, stream);
     stream->next_all = s->purge;
     s->purge = stream;
@@ -1180,26 +1081,16 @@ static h2_stream *unlist_purged(h2_stream **head, apr_size_t link)
 static void purge_streams(h2_session *s)
 {
     h2_stream *stream;
-    int on_new = 0, on_ready = 0, on_sent = 0;
+    int on_new = 0;
 
     for (stream = s->purge; stream; stream = stream->next_all) {
         on_new |= stream->on_new;
-        on_ready |= stream->ready;
-        on_sent |= stream->in_sent_list;
     }
     if (on_new) {
         s->new_last = unlist_purged(&s->new_first, APR_OFFSETOF(h2_stream, next_new));
     }
-    if (on_ready || on_sent) {
-        apr_thread_mutex_lock(s->mutex);
-        if (on_ready) {
-            s->ready_last = unlist_purged(&s->ready_first,
-                                          APR_OFFSETOF(h2_stream, next_ready));
-        }
-        if (on_sent) {
-            unlist_purged(&s->sent_first, APR_OFFSETOF(h2_stream, next_sent));
-        }
-        apr_thread_mutex_unlock(s->mutex);
+    if (s->purge) {
+        h2_x_c1_purge(s->xc);
     }
     while (s->purge) {
         stream = s->purge;
@@ -1213,43 +1104,31 @@ static void purge_streams(h2_session *s)
 
 static void dispatch(h2_session *s)
 {
-    h2_stream *batch[64];
+    h2_x *batch[64];
     int n = 0;
 
     while (s->new_first) {
         h2_stream *stream = s->new_first;
-        if (stream->closed || stream->fault_counted) {
-            /* closed, or nghttp2 resets it with the next frames we send
-             * (e.g. its DATA outran its content-length in this very read):
-             * its request must not start */
-            s->new_first = stream->next_new;
-            if (!s->new_first) s->new_last = NULL;
-            stream->on_new = 0;
-            continue;
+        if (!stream->closed && !stream->fault_counted && !h2_x_c1_admit(stream->x)) {
+            break;   /* at the connection's share of workers: wait */
         }
-        apr_thread_mutex_lock(s->mutex);
-        if (s->n_processing >= s->max_processing) {
-            /* One connection gets at most a share of the workers, so that
-             * its slow or stuck requests cannot starve the others; the
-             * rest waits here until some of its own finish. */
-            apr_thread_mutex_unlock(s->mutex);
-            break;
-        }
-        stream->processing = 1;
-        s->n_processing++;
-        s->n_queued++;
-        apr_thread_mutex_unlock(s->mutex);
+        /* admitted, or closed, or nghttp2 resets it with the next frames
+         * we send (e.g. its DATA outran its content-length in this very
+         * read): then its request must not start */
         s->new_first = stream->next_new;
         if (!s->new_first) s->new_last = NULL;
         stream->on_new = 0;
-        batch[n++] = stream;
+        if (stream->closed || stream->fault_counted) {
+            continue;
+        }
+        batch[n++] = stream->x;
         if (n == (int)(sizeof(batch)/sizeof(batch[0]))) {
-            h2_c2_schedule(batch, n);
+            h2_x_c1_schedule(batch, n);
             n = 0;
         }
     }
     if (n > 0) {
-        h2_c2_schedule(batch, n);
+        h2_x_c1_schedule(batch, n);
     }
 }
 
@@ -1291,30 +1170,30 @@ static void process_output(h2_session *s, h2_stream *stream)
 {
     h2_hchunk *c;
 
-    while ((c = stream->c1_out.first) != NULL) {
+    while ((c = h2_x_c1_out(stream->x)->first) != NULL) {
         switch (c->type) {
         case H2_HC_INTERIM:
             if (!stream->response_submitted) {
                 submit_response(s, stream, c, 0);
             }
-            h2_hqueue_append(&stream->held, h2_hqueue_pop(&stream->c1_out));
+            h2_x_c1_hold(stream->x, h2_hqueue_pop(h2_x_c1_out(stream->x)));
             continue;
         case H2_HC_HEADERS: {
             int body = !(c->next && c->next->type == H2_HC_EOS);
             if (!stream->response_submitted) {
                 submit_response(s, stream, c, body);
             }
-            h2_hqueue_append(&stream->held, h2_hqueue_pop(&stream->c1_out));
+            h2_x_c1_hold(stream->x, h2_hqueue_pop(h2_x_c1_out(stream->x)));
             if (!body) {
-                h2_hqueue_append(&s->sent_chunks, h2_hqueue_pop(&stream->c1_out));
+                h2_x_c1_sent_chunk(s->xc, h2_hqueue_pop(h2_x_c1_out(stream->x)));
             }
             continue;
         }
         case H2_HC_RESET:
             nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, stream->id,
                                       (uint32_t)c->status);
-            while ((c = h2_hqueue_pop(&stream->c1_out)) != NULL) {
-                h2_hqueue_append(&s->sent_chunks, c);
+            while ((c = h2_hqueue_pop(h2_x_c1_out(stream->x))) != NULL) {
+                h2_x_c1_sent_chunk(s->xc, c);
             }
             return;
         default:
@@ -1322,8 +1201,8 @@ static void process_output(h2_session *s, h2_stream *stream)
                 /* body without a response: the handler side broke */
                 nghttp2_submit_rst_stream(s->ngh, NGHTTP2_FLAG_NONE, stream->id,
                                           H2_ERR_INTERNAL_ERROR);
-                while ((c = h2_hqueue_pop(&stream->c1_out)) != NULL) {
-                    h2_hqueue_append(&s->sent_chunks, c);
+                while ((c = h2_hqueue_pop(h2_x_c1_out(stream->x))) != NULL) {
+                    h2_x_c1_sent_chunk(s->xc, c);
                 }
                 return;
             }
@@ -1336,118 +1215,29 @@ static void process_output(h2_session *s, h2_stream *stream)
     }
 }
 
+/* A stream a worker made ready, its output taken over (h2_x_c1_collect). */
+static void on_collected(void *ctx, void *owner, apr_size_t consumed, int done)
+{
+    h2_session *s = ctx;
+    h2_stream *stream = owner;
+
+    if (stream->closed) {
+        if (done && stream->closed == 1) {
+            purge_later(s, stream);
+        }
+        return;
+    }
+    if (consumed) {
+        nghttp2_session_consume(s->ngh, stream->id, consumed);
+    }
+    process_output(s, stream);
+}
+
 /* Take over what the workers produced since the last round. Returns the
  * number of streams that had news. */
 static int collect(h2_session *s)
 {
-    h2_stream *ready, *stream, *sent;
-    apr_size_t half = s->stream_max_mem / 2;
-    int n = 0;
-
-    apr_thread_mutex_lock(s->mutex);
-    h2_hqueue_clear(&s->sent_chunks, &s->hpool);
-    for (sent = s->sent_first; sent; sent = sent->next_sent) {
-        sent->in_sent_list = 0;
-        sent->out_buffered -= sent->c1_sent;
-        s->mem_out -= sent->c1_sent;
-        sent->c1_sent = 0;
-        if (sent->worker_waits && sent->out_buffered <= half) {
-            apr_thread_cond_signal(sent->worker->cond);
-        }
-    }
-    s->sent_first = NULL;
-    ready = s->ready_first;
-    s->ready_first = s->ready_last = NULL;
-    apr_thread_mutex_unlock(s->mutex);
-
-    /* A stream stays marked ready (so no worker relinks it) until its
-     * output moved over under the lock; only then may it be listed anew. */
-    while (ready) {
-        apr_size_t consumed;
-        int done;
-
-        stream = ready;
-        apr_thread_mutex_lock(s->mutex);
-        ready = stream->next_ready;
-        stream->next_ready = NULL;
-        stream->ready = 0;
-        h2_hqueue_move(&stream->c1_out, &stream->out);
-        consumed = stream->in_consumed;
-        stream->in_consumed = 0;
-        done = !stream->processing;
-        if (done && stream->in.first) {
-            /* the handler finished without reading all of the body: free
-             * it and open the window, or the client stalls on it */
-            consumed += stream->in.mem;
-            h2_hqueue_clear(&stream->in, &s->hpool);
-        }
-        s->mem_in -= consumed;
-        apr_thread_mutex_unlock(s->mutex);
-        ++n;
-
-        if (stream->closed) {
-            if (done && stream->closed == 1) {
-                purge_later(s, stream);
-            }
-            continue;
-        }
-        if (consumed) {
-            nghttp2_session_consume(s->ngh, stream->id, consumed);
-        }
-        process_output(s, stream);
-    }
-    return n;
-}
-
-static void wake_c1_locked(h2_session *s)
-{
-    if (s->c1_polling && !s->wakeup_sent) {
-        s->wakeup_sent = 1;
-        h2_c1_waiter_wake(s->waiter);
-    }
-}
-
-void h2_session_stream_ready_locked(h2_session *s, h2_stream *stream, int wake)
-{
-    if (!stream->ready) {
-        stream->ready = 1;
-        stream->next_ready = NULL;
-        if (s->ready_last) s->ready_last->next_ready = stream;
-        else s->ready_first = stream;
-        s->ready_last = stream;
-    }
-    if (wake == H2_WAKE_SOFT && s->n_queued > 0) {
-        /* More of this session's streams wait for a worker: their results
-         * come soon, and one wakeup serves them all. The worker taking
-         * the last of them wakes the connection. */
-        s->wake_deferred = 1;
-    }
-    else if (wake != H2_WAKE_NONE) {
-        wake_c1_locked(s);
-    }
-}
-
-void h2_session_stream_taken_locked(h2_session *s, h2_stream *stream)
-{
-    if (s->n_queued > 0 && --s->n_queued == 0 && s->wake_deferred) {
-        s->wake_deferred = 0;
-        wake_c1_locked(s);
-    }
-}
-
-void h2_session_stream_done(h2_session *s, h2_stream *stream)
-{
-    apr_thread_mutex_lock(s->mutex);
-    stream->processing = 0;
-    stream->out_done = 1;
-    stream->worker = NULL;
-    stream->worker_waits = 0;
-    s->n_processing--;
-    h2_session_stream_ready_locked(s, stream, H2_WAKE_SOFT);
-    if (s->n_processing == 0 && s->tearing_down && s->done_cond) {
-        apr_thread_cond_broadcast(s->done_cond);
-    }
-    apr_thread_mutex_unlock(s->mutex);
+    return h2_x_c1_collect(s->xc, on_collected, s);
 }
 
 /* --- the connection loop --- */
@@ -1553,42 +1343,7 @@ static apr_status_t send_output(h2_session *s, int *progress)
 /* Sleep until the client sends something or a worker has news. */
 static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
 {
-    h2_c1_waiter *w = h2_c1_waiter_get();
-    int woken, consumed;
-
-    if (!w) {
-        apr_sleep(apr_time_from_msec(1));
-        return;
-    }
-    apr_thread_mutex_lock(s->mutex);
-    if (s->ready_first) {
-        apr_thread_mutex_unlock(s->mutex);
-        return;
-    }
-    if (s->wake_deferred && s->n_queued == 0) {
-        s->wake_deferred = 0;
-        apr_thread_mutex_unlock(s->mutex);
-        return;
-    }
-    s->waiter = w;
-    s->c1_polling = 1;
-    s->wakeup_sent = 0;
-    apr_thread_mutex_unlock(s->mutex);
-
-    consumed = h2_c1_waiter_wait(w, ap_get_conn_socket(s->c1), timeout);
-
-    apr_thread_mutex_lock(s->mutex);
-    woken = s->wakeup_sent;
-    s->c1_polling = 0;
-    s->wakeup_sent = 0;
-    s->waiter = NULL;
-    apr_thread_mutex_unlock(s->mutex);
-    if (woken && !consumed) {
-        /* the socket ended the wait, the (single) wakeup of this wait came
-         * on top: the thread's next wait, maybe for another connection,
-         * must not see it */
-        h2_c1_waiter_drain(w);
-    }
+    h2_x_c1_wait(s->xc, ap_get_conn_socket(s->c1), timeout);
 }
 
 static void shutdown_graceful(h2_session *s, const char *why)
@@ -1650,18 +1405,14 @@ static int mpm_stopping(void)
 
 static int workers_busy(h2_session *s)
 {
-    int n;
-    apr_thread_mutex_lock(s->mutex);
-    n = s->n_processing;
-    apr_thread_mutex_unlock(s->mutex);
-    return n > 0 || s->new_first;
+    return h2_x_c1_processing(s->xc) > 0 || s->new_first;
 }
 
 static int output_stalled(h2_session *s)
 {
     h2_stream *stream;
     for (stream = s->streams; stream; stream = stream->next_all) {
-        if (stream->c1_out.first && !stream->closed) {
+        if (h2_x_c1_out(stream->x)->first && !stream->closed) {
             return 1;
         }
     }
@@ -1802,7 +1553,7 @@ apr_status_t h2_session_process(h2_session *s, int how)
         if ((how & H2_RUN_MAY_YIELD) && turn_over(s)) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
                           "h2_session(%ld): turn over, %d streams in workers: "
-                          "the MPM thread goes back", s->c1->id, s->n_processing);
+                          "the MPM thread goes back", s->c1->id, h2_x_c1_processing(s->xc));
             return APR_INCOMPLETE;
         }
         if (progress) {
@@ -1812,10 +1563,7 @@ apr_status_t h2_session_process(h2_session *s, int how)
 
         transit(s, H2_SEV_NO_IO);
         if (s->state == H2_SESS_IDLE) {
-            h2_c2_release_idle(s);
-            apr_thread_mutex_lock(s->mutex);
-            h2_hpool_trim(&s->hpool, 0);
-            apr_thread_mutex_unlock(s->mutex);
+            h2_x_c1_idle(s->xc, 0);
             h2_ngmem_trim(&s->ngmem);
             h2_c1_io_idle(&s->io);
             if (wait_idle(s, how)) {
@@ -1878,66 +1626,31 @@ static apr_status_t session_teardown(void *data)
 {
     h2_session *s = data;
     h2_stream *stream;
+    apr_size_t held;
 
     h2_c1_idle_unpark(s);
 
-    apr_thread_mutex_lock(s->mutex);
-    s->tearing_down = 1;
-    for (stream = s->streams; stream; stream = stream->next_all) {
-        stream->aborted = 1;
-        if (stream->worker_waits) {
-            apr_thread_cond_signal(stream->worker->cond);
-        }
-    }
-    apr_thread_mutex_unlock(s->mutex);
-    for (stream = s->streams; stream; stream = stream->next_all) {
-        if (stream->processing && h2_c2_unschedule(stream)) {
-            apr_thread_mutex_lock(s->mutex);
-            stream->processing = 0;
-            s->n_processing--;
-            h2_session_stream_taken_locked(s, stream);
-            apr_thread_mutex_unlock(s->mutex);
-        }
-    }
-    apr_thread_mutex_lock(s->mutex);
-    if (s->done_cond) {
-        while (s->n_processing > 0) {
-            apr_thread_cond_wait(s->done_cond, s->mutex);
-        }
-    }
-    else {
-        /* prefork: see h2_session_create */
-        apr_interval_time_t pause = apr_time_from_msec(1);
-        while (s->n_processing > 0) {
-            apr_thread_mutex_unlock(s->mutex);
-            apr_sleep(pause);
-            if (pause < apr_time_from_msec(16)) pause *= 2;
-            apr_thread_mutex_lock(s->mutex);
-        }
-    }
-    apr_thread_mutex_unlock(s->mutex);
+    h2_x_c1_teardown(s->xc);
     purge_streams(s);
     while ((stream = s->streams) != NULL) {
         unlink_stream(s, stream);
         h2_stream_destroy(stream);
     }
-    if (s->mem_in || s->mem_out || s->hdr_budget.used) {
+    if ((held = h2_x_c1_mem_held(s->xc)) != 0 || s->hdr_budget.used) {
         /* every stream gave back what it held: anything left is a bug in
          * the accounting that bounds a connection's memory */
         ap_log_cerror(APLOG_MARK, APLOG_ERR, 0, s->c1, APLOGNO(21086)
                       "h2_session(%ld): memory budget off at the end: %"
-                      APR_SIZE_T_FMT " body, %" APR_SIZE_T_FMT " response, %"
+                      APR_SIZE_T_FMT " body and response, %"
                       APR_SIZE_T_FMT " head bytes still counted", s->c1->id,
-                      s->mem_in, s->mem_out, s->hdr_budget.used);
+                      held, s->hdr_budget.used);
     }
-    h2_c2_release_idle(s);
+    h2_x_c1_idle(s->xc, 1);
     if (s->ngh) {
         nghttp2_session_del(s->ngh);
         s->ngh = NULL;
     }
     h2_ngmem_trim(&s->ngmem);
-    h2_hqueue_clear(&s->sent_chunks, &s->hpool);
-    h2_hpool_trim(&s->hpool, 0);
     /* whatever was not written is lost with the connection anyway */
     apr_brigade_cleanup(s->io.bb_out);
     s->io.buf_len = s->io.seg_start = 0;
@@ -2026,19 +1739,14 @@ static apr_status_t upgrade_stream(h2_session *s, request_rec *r)
     h2_stream_transit(stream, H2_SSEV_HEADERS_IN);
 
     /* the body came before the preface, the propose hook read it */
-    if (apr_pool_userdata_get((void **)&body, H2_UPGRADE_BODY_KEY, r->pool) == APR_SUCCESS
-        && body && body->len > 0) {
-        apr_thread_mutex_lock(s->mutex);
-        h2_hqueue_write(&stream->in, &s->hpool, body->data, body->len);
-        s->mem_in += body->len;
-        apr_thread_mutex_unlock(s->mutex);
-        stream->in_total = (apr_off_t)body->len;
+    if (apr_pool_userdata_get((void **)&body, H2_UPGRADE_BODY_KEY, r->pool) != APR_SUCCESS
+        || (body && body->len == 0)) {
+        body = NULL;
     }
-    if (stream->in_total > 0) {
-        char *cl = apr_off_t_toa(stream->pool, stream->in_total);
+    if (body) {
+        char *cl = apr_off_t_toa(stream->pool, (apr_off_t)body->len);
         h2_req_head_add(&stream->req, "content-length", 14, cl, strlen(cl));
     }
-    stream->in_eos = 1;
     h2_stream_transit(stream, H2_SSEV_EOS_IN);
     if (h2_req_head_end(&stream->req) != H2_HDR_OK) {
         stream->answer_status = HTTP_BAD_REQUEST;
@@ -2049,7 +1757,11 @@ static apr_status_t upgrade_stream(h2_session *s, request_rec *r)
     else {
         s->last_stream_started = 1;
         schedule_later(s, stream);
+        if (body) {
+            h2_x_c1_body_in(stream->x, body->data, body->len);
+        }
     }
+    h2_x_c1_body_end(stream->x, NULL);
     return APR_SUCCESS;
 }
 
@@ -2092,17 +1804,9 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
         int minw, maxw, idle_secs, threaded = 0;
         h2_config_workers(s->s, &minw, &maxw, &idle_secs);
         ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
-        s->max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
-                            : (maxw / 2 > 1? maxw / 2 : 1);
-        /* A prefork child exits from its SIGTERM handler, which runs in
-         * the connection thread, wherever that is, and destroys the pools
-         * from there. Should the thread wait on a condition variable in
-         * session_teardown then, destroying that variable waits for the
-         * interrupted waiter, i.e. forever, and the child hangs until the
-         * parent's SIGKILL. There teardown polls for its workers instead. */
-        if (threaded != AP_MPMQ_NOT_SUPPORTED) {
-            apr_thread_cond_create(&s->done_cond, pool);
-        }
+        s->xset.max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
+                                 : (maxw / 2 > 1? maxw / 2 : 1);
+        s->xset.threaded = (threaded != AP_MPMQ_NOT_SUPPORTED);
     }
     s->keepalive_timeout = s->s->keep_alive_timeout;
     /* the same limits httpd applies to HTTP/1.1 request heads */
@@ -2124,15 +1828,18 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     s->hdr_limits.budget = &s->hdr_budget;
     s->mem_max = (apr_size_t)s->max_streams * s->stream_max_mem;
 
-    apr_thread_mutex_create(&s->mutex, APR_THREAD_MUTEX_DEFAULT, pool);
-    s->hpool.max_free = h2_util_cache_max(32, H2_HCHUNK_SIZE);
-    s->resets.tokens = H2_RESET_BURST;
-    s->resets.refill = apr_time_now();
-    s->tiny_frames.tokens = H2_TINY_FRAMES_BURST;
-    s->tiny_frames.refill = s->resets.refill;
-    s->c2_free = apr_array_make(pool, 8, sizeof(conn_rec *));
+    h2_abuse_init(&s->abuse, s->max_stream_errors, apr_time_now());
     h2_c1_io_init(&s->io, c, s->s, s->is_tls);
     s->read_timeouts = h2_config_read_timeouts(s->s);
+    s->xset.c1 = c;
+    s->xset.stream_max_mem = s->stream_max_mem;
+    s->xset.stream_timeout = s->stream_timeout;
+    s->xset.output_buffering = s->output_buffering;
+    s->xset.copy_files = s->copy_files;
+    s->xset.read_timeouts = s->read_timeouts;
+    if (!(s->xc = h2_x_c1_conn_create(pool, &s->xset))) {
+        return APR_ENOMEM;
+    }
     h2_frame_clock_init(&s->clock, 1);
 
     cbs = make_callbacks();

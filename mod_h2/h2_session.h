@@ -21,8 +21,10 @@
 #include <httpd.h>
 #include <nghttp2/nghttp2.h>
 
+#include "h2_abuse.h"
 #include "h2_c1_io.h"
 #include "h2_handoff.h"
+#include "h2_x.h"
 #include "h2_ngmem.h"
 #include "h2_headers_check.h"
 #include "h2_frame_clock.h"
@@ -55,12 +57,6 @@ typedef enum {
     H2_SEV_ERROR,          /* fatal protocol or I/O error */
     H2_SEV_TIMEOUT,        /* idle or I/O timeout */
 } h2_session_event;
-
-/* A budget that refills over time (see take_token() in h2_session.c). */
-typedef struct h2_tokens {
-    double tokens;
-    apr_time_t refill;
-} h2_tokens;
 
 typedef struct h2_session h2_session;
 struct h2_session {
@@ -97,17 +93,13 @@ struct h2_session {
     struct h2_stream *streams;      /* all live streams */
     int open_streams;               /* not closed by nghttp2 */
     struct h2_stream *new_first, *new_last;   /* to be scheduled */
-    struct h2_stream *sent_first;   /* sent data since last sync */
     struct h2_stream *purge;        /* closed, to be freed next round */
-    h2_hqueue sent_chunks;          /* consumed, to be freed after flush */
     int goaway_sent;
     apr_time_t stop_notice_at;      /* shutdown notice and PING sent at */
     int stop_ping_acked;            /* the client answered that PING */
     int settings_patched;           /* our limit is in the SETTINGS sent */
     int output_closed;              /* last frame written, nothing may follow */
     int close_after_send;           /* GOAWAY for abuse: close once it is out */
-    int max_processing;             /* streams it may have with workers */
-    int stream_errors;
     int refusals_not_faults;        /* REFUSED_STREAMs not to count */
     apr_time_t last_client_io;
     h2_frame_clock clock;           /* where the client is in its frames */
@@ -116,16 +108,8 @@ struct h2_session {
     int32_t max_client_stream;      /* highest stream id the client used */
     int32_t closed_ring[H2_CLOSED_RING];  /* recently closed stream ids */
     unsigned int closed_ring_next;
-    unsigned int abuse_empty_frames;  /* windowed counts, see flood checks */
-    unsigned int abuse_priority;
-    unsigned int abuse_tiny_windows;
-    apr_time_t abuse_window_start;
-    h2_tokens resets;               /* client resets still allowed, see
-                                     *   check_client_reset() */
+    h2_abuse abuse;                 /* flood and rate budgets */
     int window_waiters;             /* streams with window_deferred */
-    h2_tokens tiny_frames;          /* DATA frames below the worthwhile
-                                     * size still allowed, see
-                                     *   take_tiny_frame() */
 
     /* idle registry (h2_c1_idle.c), under its lock */
     struct h2_session *idle_prev, *idle_next;
@@ -133,23 +117,9 @@ struct h2_session {
     int idle_expired;
     apr_time_t idle_deadline;
 
-    /* shared with workers, under mutex */
-    apr_thread_mutex_t *mutex;
-    apr_thread_cond_t *done_cond;   /* workers finished, at teardown;
-                                     * NULL under prefork */
-    h2_hpool hpool;
-    struct h2_stream *ready_first, *ready_last;
-    apr_size_t mem_in;              /* request body bytes buffered */
-    apr_size_t mem_out;             /* response bytes buffered (a file
-                                     * range counts H2_HCHUNK_FILE_COST) */
-    int c1_polling;
-    int wakeup_sent;
-    struct h2_c1_waiter *waiter;    /* the connection thread's, while polling */
-    int n_processing;
-    int n_queued;                   /* of those, not yet taken by a worker */
-    int wake_deferred;              /* a soft wake waits for n_queued == 0 */
-    int tearing_down;
-    apr_array_header_t *c2_free;    /* idle secondary connections */
+    /* what is shared with the workers */
+    h2_x_settings xset;
+    h2_xconn *xc;
 };
 
 /* Create the session for c1, configured by server s (NULL: the
@@ -174,23 +144,5 @@ void h2_session_refuse(h2_session *session, int code, const char *why);
 void h2_session_goodbye(h2_session *session, const char *why);
 
 const char *h2_session_state_str(h2_session_state state);
-
-/* How urgently the connection thread should look at a ready stream. */
-#define H2_WAKE_NONE 0   /* when it comes by anyway */
-#define H2_WAKE_SOFT 1   /* soon: a response head or end; may wait while
-                          * the session has streams queued for workers */
-#define H2_WAKE_HARD 2   /* now: data to stream, a flush, a waiting worker */
-
-/* Worker side, called with the session lock held: put stream in the ready
- * list and wake the connection thread as wake says. */
-void h2_session_stream_ready_locked(h2_session *session, struct h2_stream *stream,
-                                    int wake);
-
-/* Worker side, called with the session lock held: a worker takes stream
- * from the queue; wakes the connection for results that waited for it. */
-void h2_session_stream_taken_locked(h2_session *session, struct h2_stream *stream);
-
-/* Worker side, called without lock: the worker is finished with stream. */
-void h2_session_stream_done(h2_session *session, struct h2_stream *stream);
 
 #endif

@@ -110,6 +110,7 @@ h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
     stream->state = H2_SS_IDLE;
     stream->created = apr_time_now();
     h2_req_head_init(&stream->req, pool, &session->hdr_limits);
+    stream->x = h2_x_c1_create(session->xc, pool, id, stream);
     return stream;
 }
 
@@ -148,18 +149,8 @@ void h2_stream_transit(h2_stream *stream, h2_stream_event ev)
 
 void h2_stream_destroy(h2_stream *stream)
 {
-    h2_session *session = stream->session;
-
     h2_req_head_release(&stream->req);
     h2_req_head_release(&stream->trailer_head);
-    apr_thread_mutex_lock(session->mutex);
-    /* what the connection's budget still counts for this stream */
-    session->mem_in -= stream->in.mem + stream->in_consumed;
-    session->mem_out -= stream->out_buffered;
-    h2_hqueue_clear(&stream->in, &session->hpool);
-    h2_hqueue_clear(&stream->out, &session->hpool);
-    h2_hqueue_clear(&stream->c1_out, &session->hpool);
-    h2_hqueue_clear(&stream->held, &session->hpool);
-    apr_thread_mutex_unlock(session->mutex);
+    h2_x_c1_destroy(stream->x);
     apr_pool_destroy(stream->pool);
 }

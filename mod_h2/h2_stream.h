@@ -18,9 +18,9 @@
 #include <httpd.h>
 #include "h2_headers_check.h"
 #include "h2_handoff.h"
+#include "h2_x.h"
 
 struct h2_session;
-struct h2_worker;
 
 /* RFC 9113 section 5.1 states a stream passes through on a server.
  * "reserved" states are absent: mod_h2 never pushes. */
@@ -48,50 +48,25 @@ struct h2_stream {
     h2_stream_state state;
     apr_time_t created;
 
-    /* Connection thread only. */
+    /* Connection thread only; what workers see of it goes through x. */
+    h2_x *x;                       /* the exchange with its worker */
     h2_req_head req;               /* request header block */
     h2_req_head trailer_head;      /* request trailer block */
     apr_table_t *trailers_in;
     int answer_status;             /* >0: answer directly with this status */
     int refuse_status;             /* >0: httpd answers with this status
                                     * (a head over httpd's limits) */
-    h2_hqueue c1_out;              /* response chunks taken over from out */
-    h2_hqueue held;                /* submitted fields nghttp2 points into */
-    apr_size_t c1_sent;            /* bytes sent since the last sync */
     int response_submitted;
     int data_deferred;             /* nghttp2 waits for data on us */
     int window_deferred;           /*   or for the client's window */
     int closed;                    /* nghttp2 closed it */
     int has_body_in;               /* request has a body */
-    int scheduled;                 /* a worker will process it */
     int fault_counted;             /* counted toward H2MaxStreamErrors */
     apr_off_t in_received;         /* DATA payload received, all of it */
+    apr_off_t in_dropped;          /* body bytes nobody wanted */
     h2_stream *next_new;           /* ready to be scheduled */
     int on_new;                    /* in the session's list of those */
-    h2_stream *next_sent;          /* sent data since the last sync */
-    int in_sent_list;
     h2_stream *prev_all, *next_all;
-
-    /* Shared between connection and worker, under the session lock. */
-    h2_hqueue in;                  /* request body */
-    int in_eos;
-    apr_size_t in_consumed;        /* read by the worker, not yet reported */
-    apr_off_t in_total;            /* body bytes received */
-    apr_off_t in_dropped;          /* body bytes nobody wanted */
-    h2_hqueue out;                 /* response from the worker */
-    apr_size_t out_buffered;       /* in out and c1_out, not yet sent */
-    int out_eos;                   /* worker appended EOS or RESET */
-    int out_done;                  /* worker is finished with it */
-    int aborted;                   /* worker must stop */
-    int processing;                /* a worker has it */
-    int worker_waits;              /* worker sleeps on its cond */
-    struct h2_worker *worker;
-    int ready;                     /* in the session's ready list */
-    h2_stream *next_ready;
-
-    /* Workers queue, under the workers lock. */
-    int queued;
-    h2_stream *q_prev, *q_next;
 };
 
 /* Child init: the allocator stream pools come from. */
@@ -106,7 +81,7 @@ void h2_stream_transit(h2_stream *stream, h2_stream_event ev);
 
 const char *h2_stream_state_str(h2_stream_state state);
 
-/* Free the stream's chunks and pool. Needs the session lock for chunks. */
+/* Free the stream's exchange and pool. */
 void h2_stream_destroy(h2_stream *stream);
 
 #endif

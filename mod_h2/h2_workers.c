@@ -23,7 +23,6 @@
 
 #include "h2.h"
 #include "h2_fmap.h"
-#include "h2_stream.h"
 #include "h2_util.h"
 #include "h2_workers.h"
 
@@ -42,7 +41,7 @@ struct h2_workers {
     int shutdown;
     h2_worker *idle;          /* LIFO: the most recently active run first */
     h2_worker *all;
-    h2_stream *q_first, *q_last;
+    h2_wtask *q_first, *q_last;
     int nqueued;
     apr_threadattr_t *attr;
 
@@ -123,23 +122,23 @@ static apr_status_t spawn_worker(h2_workers *w)
     return APR_SUCCESS;
 }
 
-static h2_stream *queue_take(h2_workers *w)
+static h2_wtask *queue_take(h2_workers *w)
 {
-    h2_stream *stream = w->q_first;
-    if (stream) {
-        w->q_first = stream->q_next;
+    h2_wtask *task = w->q_first;
+    if (task) {
+        w->q_first = task->q_next;
         if (w->q_first) {
             w->q_first->q_prev = NULL;
         }
         else {
             w->q_last = NULL;
         }
-        stream->q_next = stream->q_prev = NULL;
-        stream->queued = 0;
+        task->q_next = task->q_prev = NULL;
+        task->queued = 0;
         w->nqueued--;
         w->ntaken++;
     }
-    return stream;
+    return task;
 }
 
 /* Workers one push or watchdog tick wakes at most. */
@@ -187,15 +186,15 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
 {
     h2_worker *wk = data;
     h2_workers *w = wk->workers;
-    h2_stream *stream;
+    h2_wtask *task;
 
     h2_util_thread_name("h2-worker");
     apr_thread_mutex_lock(w->mutex);
     while (!w->shutdown) {
-        stream = queue_take(w);
-        if (stream) {
+        task = queue_take(w);
+        if (task) {
             apr_thread_mutex_unlock(w->mutex);
-            w->process(wk, stream);
+            w->process(wk, task);
             apr_thread_mutex_lock(w->mutex);
             continue;
         }
@@ -239,24 +238,24 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
     return NULL;
 }
 
-void h2_workers_push(h2_workers *w, h2_stream **streams, int n)
+void h2_workers_push(h2_workers *w, h2_wtask **tasks, int n)
 {
     h2_worker *wake[H2_WAKE_MAX];
     int i, want, nwake, awake, kick_watch = 0;
 
     apr_thread_mutex_lock(w->mutex);
     for (i = 0; i < n; ++i) {
-        h2_stream *stream = streams[i];
-        stream->queued = 1;
-        stream->q_next = NULL;
-        stream->q_prev = w->q_last;
+        h2_wtask *task = tasks[i];
+        task->queued = 1;
+        task->q_next = NULL;
+        task->q_prev = w->q_last;
         if (w->q_last) {
-            w->q_last->q_next = stream;
+            w->q_last->q_next = task;
         }
         else {
-            w->q_first = stream;
+            w->q_first = task;
         }
-        w->q_last = stream;
+        w->q_last = task;
         w->nqueued++;
     }
     /* A worker that finishes a stream takes the next one without sleeping,
@@ -277,6 +276,11 @@ void h2_workers_push(h2_workers *w, h2_stream **streams, int n)
     if (kick_watch) {
         apr_thread_cond_signal(w->watch_cond);
     }
+}
+
+apr_thread_cond_t *h2_worker_cond(h2_worker *wk)
+{
+    return wk->cond;
 }
 
 apr_status_t h2_worker_wait(h2_worker *wk, apr_thread_mutex_t *mutex,
@@ -384,18 +388,18 @@ static void *APR_THREAD_FUNC watch_run(apr_thread_t *thread, void *data)
     return NULL;
 }
 
-int h2_workers_unqueue(h2_workers *w, h2_stream *stream)
+int h2_workers_unqueue(h2_workers *w, h2_wtask *task)
 {
     int removed = 0;
 
     apr_thread_mutex_lock(w->mutex);
-    if (stream->queued) {
-        if (stream->q_prev) stream->q_prev->q_next = stream->q_next;
-        else w->q_first = stream->q_next;
-        if (stream->q_next) stream->q_next->q_prev = stream->q_prev;
-        else w->q_last = stream->q_prev;
-        stream->q_next = stream->q_prev = NULL;
-        stream->queued = 0;
+    if (task->queued) {
+        if (task->q_prev) task->q_prev->q_next = task->q_next;
+        else w->q_first = task->q_next;
+        if (task->q_next) task->q_next->q_prev = task->q_prev;
+        else w->q_last = task->q_prev;
+        task->q_next = task->q_prev = NULL;
+        task->queued = 0;
         w->nqueued--;
         removed = 1;
     }
@@ -435,6 +439,13 @@ static apr_status_t workers_cleanup(void *data)
         }
     }
     return APR_SUCCESS;
+}
+
+static h2_workers *child_workers;
+
+h2_workers *h2_workers_of_child(void)
+{
+    return child_workers;
 }
 
 h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
@@ -501,5 +512,6 @@ h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, APLOGNO(21002)
                  "h2_workers: started %d of min %d, max %d workers, idle %ds",
                  w->running, min_workers, max_workers, idle_secs);
+    child_workers = w;
     return w;
 }

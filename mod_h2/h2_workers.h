@@ -26,8 +26,14 @@
  * push wakes workers only up to the number of CPUs; a watchdog wakes more
  * when the awake ones block in their handlers and the queue stands still. */
 
-struct h2_stream;
 typedef struct h2_workers h2_workers;
+
+/* A piece of work in the queue; embedded in what it stands for (h2_x). */
+typedef struct h2_wtask h2_wtask;
+struct h2_wtask {
+    h2_wtask *q_prev, *q_next;
+    int queued;
+};
 
 typedef struct h2_worker {
     h2_workers *workers;
@@ -39,15 +45,18 @@ typedef struct h2_worker {
 } h2_worker;
 
 /* Processes one stream; set at module init by the c2 code. */
-typedef void h2_worker_process_fn(h2_worker *worker, struct h2_stream *stream);
+typedef void h2_worker_process_fn(h2_worker *worker, h2_wtask *task);
 
 /* Create the child's worker pool and start min workers. */
 h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
                               int min_workers, int max_workers,
                               int idle_secs, h2_worker_process_fn *process);
 
-/* Queue n streams linked through their queue fields, in order. */
-void h2_workers_push(h2_workers *w, struct h2_stream **streams, int n);
+/* The child's pool (NULL before h2_workers_create). */
+h2_workers *h2_workers_of_child(void);
+
+/* Queue n tasks, in order. */
+void h2_workers_push(h2_workers *w, h2_wtask **tasks, int n);
 
 /* Wait on the worker's condition (with mutex held) for its stream's I/O;
  * meanwhile the worker does not count as one that will take the next
@@ -55,8 +64,11 @@ void h2_workers_push(h2_workers *w, struct h2_stream **streams, int n);
 apr_status_t h2_worker_wait(h2_worker *wk, apr_thread_mutex_t *mutex,
                             apr_interval_time_t timeout);
 
-/* Take stream out of the queue if it is still waiting there.
+/* Take task out of the queue if it is still waiting there.
  * Returns 1 if it was removed, 0 if a worker has it or had it. */
-int h2_workers_unqueue(h2_workers *w, struct h2_stream *stream);
+int h2_workers_unqueue(h2_workers *w, h2_wtask *task);
+
+/* The condition a worker sleeps on while it waits for its stream's I/O. */
+apr_thread_cond_t *h2_worker_cond(h2_worker *wk);
 
 #endif

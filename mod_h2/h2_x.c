@@ -1,0 +1,859 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/* The exchange between a connection thread and its streams' workers: the
+ * shared state, its lock and its hand-off table (invariants in h2_x.h). */
+
+#include <unistd.h>
+
+#include <apr_atomic.h>
+#include <apr_strings.h>
+#include <apr_thread_cond.h>
+#include <httpd.h>
+#include <http_log.h>
+
+#include "h2.h"
+#include "h2_c1_wait.h"
+#include "h2_c2.h"
+#include "h2_util.h"
+#include "h2_workers.h"
+#include "h2_x.h"
+
+APLOG_USE_MODULE(h2);
+
+/* Set-up secondary connections a busy connection keeps for its next
+ * streams. It needs about as many as it has streams with workers at once;
+ * keeping its high-water mark instead (tens, after a burst with blocked
+ * handlers) held ~80 KB each for as long as the connection stayed busy,
+ * over a hundred MB per child under a steady load. */
+#define H2_C2_KEEP 4
+
+struct h2_xconn {
+    const h2_x_settings *set;
+    apr_thread_mutex_t *mutex;
+    apr_thread_cond_t *done_cond;   /* workers finished, at teardown;
+                                     * NULL under prefork */
+    h2_x *all;                      /* live streams (connection thread) */
+
+    /* under mutex */
+    h2_hpool hpool;
+    h2_x *ready_first, *ready_last;
+    h2_x *sent_first;               /* sent data since the last collect */
+    h2_hqueue sent_chunks;          /* consumed, freed at the next collect */
+    apr_size_t mem_in;              /* request body bytes buffered */
+    apr_size_t mem_out;             /* response bytes buffered (a file
+                                     * range counts H2_HCHUNK_FILE_COST) */
+    int c1_polling;
+    int wakeup_sent;
+    h2_c1_waiter *waiter;           /* the connection thread's, while polling */
+    int n_processing;               /* QUEUED or RUNNING */
+    int n_queued;                   /* QUEUED */
+    int wake_deferred;              /* a soft wake waits for n_queued == 0 */
+    int tearing_down;
+    apr_array_header_t *c2_free;    /* kept secondary connections */
+};
+
+struct h2_x {
+    h2_wtask task;                  /* in the workers' queue */
+    h2_xconn *xc;
+    void *owner;
+    h2_x_req req;                   /* invariant 1 */
+    h2_x *prev_all, *next_all;
+
+    /* under xc->mutex */
+    h2_x_state state;
+    int aborted;                    /* the worker must stop */
+    h2_hqueue in;                   /* request body */
+    int in_eos;
+    apr_table_t *trailers_in;
+    apr_size_t in_consumed;         /* read by the worker, not yet reported */
+    h2_hqueue out;                  /* response from the worker */
+    apr_size_t out_buffered;        /* in out and c1_out, not yet sent */
+    int out_eos;                    /* worker appended EOS or RESET */
+    struct h2_worker *worker;
+    int worker_waits;               /* sleeps on its worker's cond */
+    int ready;                      /* in the ready list */
+    h2_x *next_ready;
+    int in_sent_list;
+    h2_x *next_sent;
+    int forgotten;                  /* to be purged */
+
+    /* connection thread only */
+    h2_hqueue c1_out;               /* response chunks taken over */
+    h2_hqueue held;                 /* fields nghttp2 points into */
+    apr_size_t c1_sent;             /* bytes sent since the last collect */
+};
+
+static apr_uint32_t invalid_transitions;
+
+const char *h2_x_state_str(h2_x_state state)
+{
+    static const char *names[] = { "new", "pending", "queued", "running", "done" };
+    return (unsigned)state < sizeof(names) / sizeof(names[0])? names[state] : "?";
+}
+
+/* The hand-off table: allowed[from] is the set of states it may go to. */
+static const unsigned char allowed[] = {
+    [H2_XS_NEW]     = 1u << H2_XS_PENDING,
+    [H2_XS_PENDING] = 1u << H2_XS_QUEUED,
+    [H2_XS_QUEUED]  = (1u << H2_XS_RUNNING) | (1u << H2_XS_DONE),
+    [H2_XS_RUNNING] = 1u << H2_XS_DONE,
+    [H2_XS_DONE]    = 0,
+};
+
+/* Move x to state to, as the table allows; under the lock, either thread
+ * (NEW -> PENDING without: no worker sees the stream before it is queued). */
+static int transit_locked(h2_x *x, h2_x_state to, const char *why)
+{
+    conn_rec *c1 = x->req.set->c1;
+
+    if (!(allowed[x->state] & (1u << to))) {
+        apr_atomic_inc32(&invalid_transitions);
+        ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, c1, APLOGNO(21088)
+                      "h2_x(%ld-%d): invalid transition of the hand-off: %s -> %s (%s)", c1->id,
+                      x->req.id, h2_x_state_str(x->state), h2_x_state_str(to), why);
+        return 0;
+    }
+    if (APLOGctrace2(c1)) {
+        ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, c1, "h2_x(%ld-%d): %s -> %s (%s)",
+                      c1->id, x->req.id, h2_x_state_str(x->state),
+                      h2_x_state_str(to), why);
+    }
+    x->state = to;
+    return 1;
+}
+
+unsigned int h2_x_invalid_transitions(void)
+{
+    return apr_atomic_read32(&invalid_transitions);
+}
+
+static void signal_worker_locked(h2_x *x)
+{
+    if (x->worker_waits) {
+        apr_thread_cond_signal(h2_worker_cond(x->worker));
+    }
+}
+
+static void wake_c1_locked(h2_xconn *xc)
+{
+    if (xc->c1_polling && !xc->wakeup_sent) {
+        xc->wakeup_sent = 1;
+        h2_c1_waiter_wake(xc->waiter);
+    }
+}
+
+/* Put x in the ready list and wake the connection thread as wake says. */
+static void ready_locked(h2_x *x, int wake)
+{
+    h2_xconn *xc = x->xc;
+
+    if (!x->ready) {
+        x->ready = 1;
+        x->next_ready = NULL;
+        if (xc->ready_last) xc->ready_last->next_ready = x;
+        else xc->ready_first = x;
+        xc->ready_last = x;
+    }
+    if (wake == H2_WAKE_SOFT && xc->n_queued > 0) {
+        /* More of this connection's streams wait for a worker: their
+         * results come soon, and one wakeup serves them all. The worker
+         * taking the last of them wakes the connection. */
+        xc->wake_deferred = 1;
+    }
+    else if (wake != H2_WAKE_NONE) {
+        wake_c1_locked(xc);
+    }
+}
+
+/* One stream fewer waits in the queue. */
+static void unqueued_locked(h2_xconn *xc)
+{
+    if (xc->n_queued > 0 && --xc->n_queued == 0 && xc->wake_deferred) {
+        xc->wake_deferred = 0;
+        wake_c1_locked(xc);
+    }
+}
+
+/* --- connection thread --- */
+
+h2_xconn *h2_x_c1_conn_create(apr_pool_t *p, const h2_x_settings *set)
+{
+    h2_xconn *xc = apr_pcalloc(p, sizeof(*xc));
+    apr_status_t rv;
+
+    xc->set = set;
+    if ((rv = apr_thread_mutex_create(&xc->mutex, APR_THREAD_MUTEX_DEFAULT, p))
+        != APR_SUCCESS) {
+        ap_log_cerror(APLOG_MARK, APLOG_ERR, rv, set->c1, APLOGNO(21089)
+                      "h2_x(%ld): cannot create the connection's lock", set->c1->id);
+        return NULL;
+    }
+    /* A prefork child exits from its SIGTERM handler, which runs in the
+     * connection thread, wherever that is, and destroys the pools from
+     * there. Should the thread wait on a condition variable in teardown
+     * then, destroying that variable waits for the interrupted waiter,
+     * i.e. forever, and the child hangs until the parent's SIGKILL. There
+     * teardown polls for its workers instead. */
+    if (set->threaded && apr_thread_cond_create(&xc->done_cond, p) != APR_SUCCESS) {
+        xc->done_cond = NULL;
+    }
+    xc->hpool.max_free = h2_util_cache_max(32, H2_HCHUNK_SIZE);
+    xc->c2_free = apr_array_make(p, H2_C2_KEEP, sizeof(conn_rec *));
+    return xc;
+}
+
+h2_x *h2_x_c1_create(h2_xconn *xc, apr_pool_t *p, int id, void *owner)
+{
+    h2_x *x = apr_pcalloc(p, sizeof(*x));
+
+    x->xc = xc;
+    x->owner = owner;
+    x->req.set = xc->set;
+    x->req.id = id;
+    x->state = H2_XS_NEW;
+    x->next_all = xc->all;
+    if (xc->all) xc->all->prev_all = x;
+    xc->all = x;
+    return x;
+}
+
+h2_x_req *h2_x_c1_req(h2_x *x)
+{
+    return &x->req;
+}
+
+h2_x_state h2_x_c1_state(const h2_x *x)
+{
+    return x->state;   /* only the connection thread leaves NEW/PENDING */
+}
+
+void h2_x_c1_destroy(h2_x *x)
+{
+    h2_xconn *xc = x->xc;
+
+    if (x->state != H2_XS_NEW && x->state != H2_XS_DONE
+        && x->state != H2_XS_PENDING) {
+        apr_atomic_inc32(&invalid_transitions);
+        ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, xc->set->c1, APLOGNO(21090)
+                      "h2_x(%ld-%d): invalid transition: freed while %s", xc->set->c1->id, x->req.id,
+                      h2_x_state_str(x->state));
+    }
+    if (x->prev_all) x->prev_all->next_all = x->next_all;
+    else xc->all = x->next_all;
+    if (x->next_all) x->next_all->prev_all = x->prev_all;
+    apr_thread_mutex_lock(xc->mutex);
+    /* what the connection's budget still counts for this stream */
+    xc->mem_in -= x->in.mem + x->in_consumed;
+    xc->mem_out -= x->out_buffered;
+    h2_hqueue_clear(&x->in, &xc->hpool);
+    h2_hqueue_clear(&x->out, &xc->hpool);
+    h2_hqueue_clear(&x->c1_out, &xc->hpool);
+    h2_hqueue_clear(&x->held, &xc->hpool);
+    apr_thread_mutex_unlock(xc->mutex);
+}
+
+void h2_x_c1_pend(h2_x *x)
+{
+    /* no worker sees a stream before it is admitted: no lock yet */
+    transit_locked(x, H2_XS_PENDING, "to be run");
+}
+
+int h2_x_c1_admit(h2_x *x)
+{
+    h2_xconn *xc = x->xc;
+    int ok = 0;
+
+    apr_thread_mutex_lock(xc->mutex);
+    /* One connection gets at most a share of the workers, so that its slow
+     * or stuck requests cannot starve the others; the rest waits until
+     * some of its own finish. */
+    if (xc->n_processing < xc->set->max_processing
+        && transit_locked(x, H2_XS_QUEUED, "admitted")) {
+        xc->n_processing++;
+        xc->n_queued++;
+        ok = 1;
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    return ok;
+}
+
+void h2_x_c1_schedule(h2_x **xs, int n)
+{
+    h2_wtask *tasks[64];
+    int i, k = 0;
+
+    /* the queue lock is taken without ours (lock order) */
+    for (i = 0; i < n; ++i) {
+        tasks[k++] = &xs[i]->task;
+        if (k == (int)(sizeof(tasks) / sizeof(tasks[0]))) {
+            h2_workers_push(h2_workers_of_child(), tasks, k);
+            k = 0;
+        }
+    }
+    if (k > 0) {
+        h2_workers_push(h2_workers_of_child(), tasks, k);
+    }
+}
+
+int h2_x_c1_abort(h2_x *x)
+{
+    h2_xconn *xc = x->xc;
+    int queued, busy;
+
+    apr_thread_mutex_lock(xc->mutex);
+    queued = (x->state == H2_XS_QUEUED);
+    apr_thread_mutex_unlock(xc->mutex);
+    if (queued && h2_workers_unqueue(h2_workers_of_child(), &x->task)) {
+        /* no worker took it: none ever will */
+        apr_thread_mutex_lock(xc->mutex);
+        transit_locked(x, H2_XS_DONE, "taken back");
+        xc->n_processing--;
+        unqueued_locked(xc);
+        apr_thread_mutex_unlock(xc->mutex);
+        return 0;
+    }
+    apr_thread_mutex_lock(xc->mutex);
+    busy = (x->state == H2_XS_QUEUED || x->state == H2_XS_RUNNING);
+    if (busy && !x->aborted) {
+        /* the response is no longer wanted: stop the handler early */
+        x->aborted = 1;
+        signal_worker_locked(x);
+        if (APLOGctrace2(xc->set->c1)) {
+            ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
+                          "h2_x(%ld-%d): worker told to stop", xc->set->c1->id,
+                          x->req.id);
+        }
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    return busy;
+}
+
+int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len)
+{
+    h2_xconn *xc = x->xc;
+    int kept = 0;
+
+    apr_thread_mutex_lock(xc->mutex);
+    /* a stream may get its body before a worker picked it up */
+    if ((x->state == H2_XS_PENDING || x->state == H2_XS_QUEUED
+         || x->state == H2_XS_RUNNING) && !x->aborted) {
+        h2_hqueue_write(&x->in, &xc->hpool, data, len);
+        xc->mem_in += len;
+        signal_worker_locked(x);
+        kept = 1;
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    return kept;
+}
+
+void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers)
+{
+    if (x->state == H2_XS_NEW) {
+        /* no worker sees it yet (the usual GET): no lock */
+        x->in_eos = 1;
+        x->trailers_in = trailers;
+        return;
+    }
+    apr_thread_mutex_lock(x->xc->mutex);
+    x->in_eos = 1;
+    x->trailers_in = trailers;
+    signal_worker_locked(x);
+    apr_thread_mutex_unlock(x->xc->mutex);
+}
+
+/* Give workers the room the connection sent since the last collect. */
+static void settle_sent_locked(h2_xconn *xc)
+{
+    h2_x *x;
+
+    h2_hqueue_clear(&xc->sent_chunks, &xc->hpool);
+    for (x = xc->sent_first; x; x = x->next_sent) {
+        x->in_sent_list = 0;
+        x->out_buffered -= x->c1_sent;
+        xc->mem_out -= x->c1_sent;
+        x->c1_sent = 0;
+        if (x->worker_waits && x->out_buffered <= xc->set->stream_max_mem / 2) {
+            signal_worker_locked(x);
+        }
+    }
+    xc->sent_first = NULL;
+}
+
+int h2_x_c1_collect(h2_xconn *xc, h2_x_collect_cb *cb, void *ctx)
+{
+    h2_x *ready, *x;
+    int n = 0;
+
+    apr_thread_mutex_lock(xc->mutex);
+    settle_sent_locked(xc);
+    ready = xc->ready_first;
+    xc->ready_first = xc->ready_last = NULL;
+    apr_thread_mutex_unlock(xc->mutex);
+
+    /* A stream stays marked ready (so no worker relinks it) until its
+     * output moved over under the lock; only then may it be listed anew. */
+    while (ready) {
+        apr_size_t consumed;
+        int done;
+
+        x = ready;
+        apr_thread_mutex_lock(xc->mutex);
+        ready = x->next_ready;
+        x->next_ready = NULL;
+        x->ready = 0;
+        h2_hqueue_move(&x->c1_out, &x->out);
+        consumed = x->in_consumed;
+        x->in_consumed = 0;
+        done = (x->state == H2_XS_DONE || x->state == H2_XS_NEW);
+        if (done && x->in.first) {
+            /* the handler finished without reading all of the body: free
+             * it and open the window, or the client stalls on it */
+            consumed += x->in.mem;
+            h2_hqueue_clear(&x->in, &xc->hpool);
+        }
+        xc->mem_in -= consumed;
+        apr_thread_mutex_unlock(xc->mutex);
+        ++n;
+        cb(ctx, x->owner, consumed, done);
+    }
+    return n;
+}
+
+h2_hqueue *h2_x_c1_out(h2_x *x)
+{
+    return &x->c1_out;
+}
+
+void h2_x_c1_hold(h2_x *x, h2_hchunk *c)
+{
+    h2_hqueue_append(&x->held, c);
+}
+
+void h2_x_c1_sent_chunk(h2_xconn *xc, h2_hchunk *c)
+{
+    h2_hqueue_append(&xc->sent_chunks, c);
+}
+
+void h2_x_c1_sent(h2_x *x, apr_size_t n)
+{
+    h2_xconn *xc = x->xc;
+
+    x->c1_sent += n;
+    if (!x->in_sent_list) {
+        /* the list is the connection thread's; collect reads it locked */
+        apr_thread_mutex_lock(xc->mutex);
+        x->in_sent_list = 1;
+        x->next_sent = xc->sent_first;
+        xc->sent_first = x;
+        apr_thread_mutex_unlock(xc->mutex);
+    }
+}
+
+void h2_x_c1_forget(h2_x *x)
+{
+    x->forgotten = 1;   /* written and read by the connection thread */
+}
+
+/* Drop the forgotten from a list linked through the member at offset
+ * link; returns the new last element. */
+static h2_x *unlist_forgotten(h2_x **head, apr_size_t link)
+{
+    h2_x **pp = head, *last = NULL;
+#define H2_NEXT(x) (*(h2_x **)((char *)(x) + link))
+    while (*pp) {
+        if ((*pp)->forgotten) {
+            *pp = H2_NEXT(*pp);
+        }
+        else {
+            last = *pp;
+            pp = &H2_NEXT(*pp);
+        }
+    }
+#undef H2_NEXT
+    return last;
+}
+
+void h2_x_c1_purge(h2_xconn *xc)
+{
+    /* one pass per list: unlinking each stream alone walks lists as long
+     * as the open streams (quadratic at -m 100) */
+    apr_thread_mutex_lock(xc->mutex);
+    if (xc->ready_first) {
+        xc->ready_last = unlist_forgotten(&xc->ready_first,
+                                          APR_OFFSETOF(h2_x, next_ready));
+    }
+    if (xc->sent_first) {
+        unlist_forgotten(&xc->sent_first, APR_OFFSETOF(h2_x, next_sent));
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+}
+
+void h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout)
+{
+    h2_c1_waiter *w = h2_c1_waiter_get();
+    int woken, consumed;
+
+    if (!w) {
+        apr_sleep(apr_time_from_msec(1));
+        return;
+    }
+    apr_thread_mutex_lock(xc->mutex);
+    if (xc->ready_first) {
+        apr_thread_mutex_unlock(xc->mutex);
+        return;
+    }
+    if (xc->wake_deferred && xc->n_queued == 0) {
+        xc->wake_deferred = 0;
+        apr_thread_mutex_unlock(xc->mutex);
+        return;
+    }
+    xc->waiter = w;
+    xc->c1_polling = 1;
+    xc->wakeup_sent = 0;
+    apr_thread_mutex_unlock(xc->mutex);
+
+    consumed = h2_c1_waiter_wait(w, sock, timeout);
+
+    apr_thread_mutex_lock(xc->mutex);
+    woken = xc->wakeup_sent;
+    xc->c1_polling = 0;
+    xc->wakeup_sent = 0;
+    xc->waiter = NULL;
+    apr_thread_mutex_unlock(xc->mutex);
+    if (woken && !consumed) {
+        /* the socket ended the wait, the (single) wakeup of this wait came
+         * on top: the thread's next wait, maybe for another connection,
+         * must not see it */
+        h2_c1_waiter_drain(w);
+    }
+}
+
+int h2_x_c1_processing(h2_xconn *xc)
+{
+    int n;
+    apr_thread_mutex_lock(xc->mutex);
+    n = xc->n_processing;
+    apr_thread_mutex_unlock(xc->mutex);
+    return n;
+}
+
+apr_size_t h2_x_c1_mem_held(h2_xconn *xc)
+{
+    apr_size_t held;
+    apr_thread_mutex_lock(xc->mutex);
+    held = xc->mem_in + xc->mem_out;
+    apr_thread_mutex_unlock(xc->mutex);
+    return held;
+}
+
+void h2_x_c1_idle(h2_xconn *xc, int final)
+{
+    conn_rec *c2;
+
+    apr_thread_mutex_lock(xc->mutex);
+    if (final) {
+        /* at the end only: before, they may hold files a flush still sends */
+        h2_hqueue_clear(&xc->sent_chunks, &xc->hpool);
+    }
+    h2_hpool_trim(&xc->hpool, 0);
+    apr_thread_mutex_unlock(xc->mutex);
+    for (;;) {
+        apr_thread_mutex_lock(xc->mutex);
+        c2 = (xc->c2_free->nelts > 0)? *(conn_rec **)apr_array_pop(xc->c2_free) : NULL;
+        apr_thread_mutex_unlock(xc->mutex);
+        if (!c2) {
+            break;
+        }
+        h2_c2_discard(c2);   /* its shell lock, without ours */
+    }
+}
+
+void h2_x_c1_teardown(h2_xconn *xc)
+{
+    h2_x *x;
+
+    apr_thread_mutex_lock(xc->mutex);
+    xc->tearing_down = 1;
+    for (x = xc->all; x; x = x->next_all) {
+        x->aborted = 1;
+        signal_worker_locked(x);
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    for (x = xc->all; x; x = x->next_all) {
+        h2_x_c1_abort(x);
+    }
+    apr_thread_mutex_lock(xc->mutex);
+    if (xc->done_cond) {
+        while (xc->n_processing > 0) {
+            apr_thread_cond_wait(xc->done_cond, xc->mutex);
+        }
+    }
+    else {
+        /* prefork: see h2_x_c1_conn_create */
+        apr_interval_time_t pause = apr_time_from_msec(1);
+        while (xc->n_processing > 0) {
+            apr_thread_mutex_unlock(xc->mutex);
+            apr_sleep(pause);
+            if (pause < apr_time_from_msec(16)) pause *= 2;
+            apr_thread_mutex_lock(xc->mutex);
+        }
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+}
+
+/* --- worker --- */
+
+h2_x *h2_x_worker_of(h2_wtask *task)
+{
+    return (h2_x *)((char *)task - APR_OFFSETOF(h2_x, task));
+}
+
+const h2_x_req *h2_x_worker_take(h2_x *x, h2_worker *wk, conn_rec **pc2)
+{
+    h2_xconn *xc = x->xc;
+    int aborted;
+
+    *pc2 = NULL;
+    apr_thread_mutex_lock(xc->mutex);
+    transit_locked(x, H2_XS_RUNNING, "taken by a worker");
+    x->worker = wk;
+    aborted = x->aborted;
+    unqueued_locked(xc);
+    if (!aborted && xc->c2_free->nelts > 0) {
+        *pc2 = *(conn_rec **)apr_array_pop(xc->c2_free);
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    return aborted? NULL : &x->req;
+}
+
+/* Wait (lock held) until x holds less than H2StreamMaxMemSize of output,
+ * or it is aborted or H2StreamTimeout passed. */
+static apr_status_t wait_for_room_locked(h2_x *x)
+{
+    h2_xconn *xc = x->xc;
+    apr_status_t rv = APR_SUCCESS;
+
+    while (x->out_buffered >= xc->set->stream_max_mem && !x->aborted) {
+        /* the client reads slower than we produce */
+        ready_locked(x, H2_WAKE_HARD);
+        x->worker_waits = 1;
+        rv = h2_worker_wait(x->worker, xc->mutex, xc->set->stream_timeout);
+        x->worker_waits = 0;
+        if (APR_STATUS_IS_TIMEUP(rv)) {
+            return rv;
+        }
+        rv = APR_SUCCESS;
+    }
+    return x->aborted? APR_ECONNABORTED : rv;
+}
+
+/* Append one item to x's output (lock held). Returns the wake it asks. */
+static int out_append_locked(h2_x *x, const h2_x_item *it)
+{
+    h2_xconn *xc = x->xc;
+    h2_hchunk *c;
+
+    switch (it->type) {
+    case H2_HC_DATA:
+        h2_hqueue_write(&x->out, &xc->hpool, it->data, it->len);
+        x->out_buffered += it->len;
+        xc->mem_out += it->len;
+        return H2_WAKE_NONE;
+    case H2_HC_FILE:
+        c = h2_hpool_get(&xc->hpool, H2_HC_FILE, 0);
+        c->fd = it->fd;
+        c->foff = it->off;
+        c->flen = it->len;
+        c->fd_sendfile = it->sendfile;
+        c->fd_mmap = it->mmap;
+        h2_hqueue_append(&x->out, c);
+        x->out_buffered += h2_hchunk_cost(c);
+        xc->mem_out += h2_hchunk_cost(c);
+        return H2_WAKE_NONE;
+    case H2_HC_HEADERS:
+    case H2_HC_INTERIM:
+    case H2_HC_TRAILERS:
+        c = h2_hchunk_fields(&xc->hpool, it->type, it->status, it->fields);
+        h2_hqueue_append(&x->out, c);
+        return H2_WAKE_SOFT;
+    case H2_HC_EOS:
+    case H2_HC_RESET:
+        c = h2_hpool_get(&xc->hpool, it->type, 0);
+        c->status = it->status;
+        h2_hqueue_append(&x->out, c);
+        x->out_eos = 1;
+        return H2_WAKE_SOFT;
+    }
+    return H2_WAKE_NONE;
+}
+
+apr_status_t h2_x_worker_out(h2_x *x, const h2_x_item *items, int n, int flush)
+{
+    h2_xconn *xc = x->xc;
+    apr_status_t rv = APR_SUCCESS;
+    int i, w, wake = (flush || !xc->set->output_buffering)? H2_WAKE_HARD
+                                                            : H2_WAKE_NONE;
+    apr_size_t before;
+
+    apr_thread_mutex_lock(xc->mutex);
+    before = x->out_buffered;
+    for (i = 0; i < n; ++i) {
+        if ((rv = wait_for_room_locked(x)) != APR_SUCCESS) {
+            for (; i < n; ++i) {
+                if (items[i].type == H2_HC_FILE) close(items[i].fd);
+            }
+            break;
+        }
+        if (x->out_eos) {
+            if (items[i].type == H2_HC_FILE) close(items[i].fd);
+            continue;
+        }
+        w = out_append_locked(x, &items[i]);
+        if (wake < w) wake = w;
+    }
+    if (x->out_buffered - before >= H2_HCHUNK_SIZE
+        || x->out_buffered >= H2_HCHUNK_SIZE) {
+        wake = H2_WAKE_HARD;   /* a frame's worth to stream out */
+    }
+    if (i > 0 || flush) {
+        ready_locked(x, wake);
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    return rv;
+}
+
+/* Move up to readbytes of body into bb (lock held); returns the bytes. */
+static apr_off_t body_take_locked(h2_x *x, apr_bucket_brigade *bb, int getline,
+                                  int speculative, apr_off_t readbytes)
+{
+    h2_hchunk *c;
+    apr_off_t n = 0;
+
+    for (c = x->in.first; c && n < readbytes; ) {
+        apr_size_t k = c->end - c->start;
+        const char *d = c->data + c->start;
+        int line_end = 0;
+        if ((apr_off_t)k > readbytes - n) {
+            k = (apr_size_t)(readbytes - n);
+        }
+        if (getline) {
+            const char *lf = memchr(d, '\n', k);
+            if (lf) {
+                k = (apr_size_t)(lf - d) + 1;
+                line_end = 1;
+            }
+        }
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_heap_create(d, k, NULL, bb->bucket_alloc));
+        n += (apr_off_t)k;
+        if (speculative) {
+            c = c->next;
+        }
+        else {
+            c->start += k;
+            x->in.mem -= k;
+            if (c->start == c->end) {
+                h2_hpool_put(&x->xc->hpool, h2_hqueue_pop(&x->in));
+                c = x->in.first;
+            }
+        }
+        if (line_end) {
+            break;
+        }
+    }
+    return n;
+}
+
+apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
+                              int speculative, apr_read_type_e block,
+                              apr_off_t readbytes, apr_time_t deadline,
+                              apr_table_t *trailers, apr_off_t *pread)
+{
+    h2_xconn *xc = x->xc;
+    apr_status_t rv;
+    apr_off_t n;
+
+    *pread = 0;
+    apr_thread_mutex_lock(xc->mutex);
+    while (!x->in.first && !x->in_eos && !x->aborted) {
+        apr_interval_time_t wait = xc->set->stream_timeout;
+        if (block == APR_NONBLOCK_READ) {
+            apr_thread_mutex_unlock(xc->mutex);
+            return APR_EAGAIN;
+        }
+        if (x->in_consumed > 0) {
+            /* the client may wait for window to send more */
+            ready_locked(x, H2_WAKE_HARD);
+        }
+        if (deadline && deadline - apr_time_now() < wait) {
+            wait = deadline - apr_time_now();
+        }
+        rv = APR_TIMEUP;
+        if (wait > 0) {
+            x->worker_waits = 1;
+            rv = h2_worker_wait(x->worker, xc->mutex, wait);
+            x->worker_waits = 0;
+        }
+        if (APR_STATUS_IS_TIMEUP(rv)) {
+            apr_thread_mutex_unlock(xc->mutex);
+            return rv;
+        }
+    }
+    if (x->aborted && !x->in_eos) {
+        /* a body that is complete is still read whole: a handler reading
+         * the (empty) body of a GET whose client left meanwhile sees its
+         * end, as over HTTP/1.1, not an error to log */
+        apr_thread_mutex_unlock(xc->mutex);
+        return APR_ECONNABORTED;
+    }
+    n = body_take_locked(x, bb, getline, speculative, readbytes);
+    if (!speculative && n > 0) {
+        x->in_consumed += (apr_size_t)n;
+        if (x->in_consumed >= H2_HCHUNK_SIZE || !x->in.first) {
+            /* let the client send more */
+            ready_locked(x, H2_WAKE_HARD);
+        }
+    }
+    if (!speculative && !x->in.first && x->in_eos) {
+        if (x->trailers_in && trailers) {
+            apr_table_overlap(trailers, x->trailers_in, APR_OVERLAP_TABLES_SET);
+        }
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    *pread = n;
+    return APR_SUCCESS;
+}
+
+conn_rec *h2_x_worker_done(h2_x *x, conn_rec *c2)
+{
+    h2_xconn *xc = x->xc;
+
+    apr_thread_mutex_lock(xc->mutex);
+    if (c2 && xc->c2_free->nelts < H2_C2_KEEP) {
+        APR_ARRAY_PUSH(xc->c2_free, conn_rec *) = c2;
+        c2 = NULL;
+    }
+    transit_locked(x, H2_XS_DONE, "worker finished");
+    x->worker = NULL;
+    x->worker_waits = 0;
+    xc->n_processing--;
+    ready_locked(x, H2_WAKE_SOFT);
+    if (xc->n_processing == 0 && xc->tearing_down && xc->done_cond) {
+        apr_thread_cond_broadcast(xc->done_cond);
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    return c2;
+}

@@ -1,0 +1,233 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_X_H
+#define H2_X_H
+
+/* The boundary between a client connection's thread and the workers that
+ * run its streams: everything that crosses between them goes through here.
+ *
+ * Who may call what (checked by bench/../scripts/check-threads):
+ *   h2_x_c1_*      the connection thread that owns the session, only;
+ *   h2_x_worker_*  the worker that has taken the stream, only;
+ *   h2_x_*         either.
+ *
+ * Invariants:
+ *   1. A stream's h2_x_req is written by the connection thread before
+ *      h2_x_c1_admit() and never after; the workers' queue lock, taken by
+ *      the push and by the worker's take, orders those writes before any
+ *      worker reads them. Workers read nothing else of the connection's.
+ *   2. Everything else both sides touch (body and response queues, the
+ *      hand-off state, wake-ups, the connection's memory counts, the kept
+ *      secondary connections, the chunk cache) lives in h2_x.c and is read
+ *      and written only with the connection's lock held.
+ *   3. A stream's exchange is freed (h2_x_c1_destroy) only in the states
+ *      NEW and DONE: no worker has it and none will take it.
+ *   4. A worker waiting for room or for body sleeps on its own condition
+ *      with the connection's lock; whoever changes what it waits for
+ *      (collect, body in, abort) signals it under that lock.
+ *
+ * Lock order: the connection's lock (here) is innermost. While it is held
+ * nothing else is locked: the workers' queue lock (h2_workers.c), the
+ * secondary shells' lock (h2_c2.c) and the idle registry's (h2_c1_idle.c)
+ * are taken only without it. Waking the connection thread writes an
+ * eventfd, which takes no lock. */
+
+#include <apr_thread_mutex.h>
+#include <httpd.h>
+
+#include "h2_handoff.h"
+#include "h2_headers_check.h"
+#include "h2_read_timeout.h"
+
+struct h2_worker;
+struct h2_wtask;
+
+typedef struct h2_xconn h2_xconn;   /* a connection's side of it */
+typedef struct h2_x h2_x;           /* a stream's */
+
+/* What the workers of a connection read of its configuration; fixed when
+ * the session is created. */
+typedef struct h2_x_settings {
+    conn_rec *c1;
+    apr_size_t stream_max_mem;          /* H2StreamMaxMemSize */
+    apr_interval_time_t stream_timeout; /* H2StreamTimeout */
+    int output_buffering;               /* H2OutputBuffering */
+    int copy_files;                     /* H2CopyFiles */
+    const h2_read_timeouts *read_timeouts;
+    int max_processing;                 /* streams with workers at once */
+    int threaded;                       /* not prefork: wait on a condition */
+} h2_x_settings;
+
+/* A stream's request as its worker sees it (invariant 1). */
+typedef struct h2_x_req {
+    const h2_x_settings *set;
+    int id;
+    apr_time_t created;
+    const h2_req_head *head;        /* validated request head */
+    int has_body;
+    int refuse_status;              /* >0: answer with it (over a limit) */
+} h2_x_req;
+
+/* A stream's hand-off between the threads, one table in h2_x.c:
+ *   NEW -> PENDING      the connection decided a worker runs it
+ *   PENDING -> QUEUED   admitted (within the connection's worker share)
+ *   QUEUED -> RUNNING   a worker took it
+ *   QUEUED -> DONE      taken back before a worker took it
+ *   RUNNING -> DONE     the worker finished */
+typedef enum {
+    H2_XS_NEW,
+    H2_XS_PENDING,
+    H2_XS_QUEUED,
+    H2_XS_RUNNING,
+    H2_XS_DONE,
+} h2_x_state;
+
+/* How urgently the connection thread should look at a ready stream. */
+#define H2_WAKE_NONE 0   /* when it comes by anyway */
+#define H2_WAKE_SOFT 1   /* soon: a response head or end; may wait while
+                          * the connection has streams queued for workers */
+#define H2_WAKE_HARD 2   /* now: data to stream, a flush, a waiting worker */
+
+/* A piece of response a worker hands over. */
+typedef struct h2_x_item {
+    h2_hchunk_type type;
+    const char *data;               /* DATA: len bytes */
+    apr_size_t len;                 /*   FILE: the range's length */
+    int fd;                         /* FILE: ours; closed when sent */
+    apr_off_t off;
+    int sendfile, mmap;
+    int status;                     /* fields' status; RESET: error code */
+    const apr_table_t *fields;      /* HEADERS, INTERIM, TRAILERS */
+} h2_x_item;
+
+const char *h2_x_state_str(h2_x_state state);
+
+/* --- connection thread --- */
+
+/* The connection's side, in pool p (the connection's). */
+h2_xconn *h2_x_c1_conn_create(apr_pool_t *p, const h2_x_settings *set);
+
+/* A stream's exchange, in its pool p; owner is the connection thread's
+ * stream, handed back by h2_x_c1_collect(). req->head etc. are filled in
+ * by the caller before h2_x_c1_admit(). */
+h2_x *h2_x_c1_create(h2_xconn *xc, apr_pool_t *p, int id, void *owner);
+
+/* The request a worker will see; writable until admitted. */
+h2_x_req *h2_x_c1_req(h2_x *x);
+
+/* Free the stream's queued chunks and give back what its buffers counted. */
+void h2_x_c1_destroy(h2_x *x);
+
+h2_x_state h2_x_c1_state(const h2_x *x);
+
+/* NEW -> PENDING: a worker is to run it; body may be kept from now on. */
+void h2_x_c1_pend(h2_x *x);
+
+/* PENDING -> QUEUED, if the connection is within its worker share; 0 if
+ * not (the stream stays PENDING). Queue the admitted ones with
+ * h2_x_c1_schedule(). */
+int h2_x_c1_admit(h2_x *x);
+
+/* Hand n admitted streams to the workers. */
+void h2_x_c1_schedule(h2_x **xs, int n);
+
+/* The stream is not wanted any more (reset, closed, teardown): take it
+ * back if no worker has it yet, else tell its worker to stop. Returns 1
+ * when a worker still has it. */
+int h2_x_c1_abort(h2_x *x);
+
+/* Request body bytes that arrived; 0 when nobody will read them (the
+ * caller then opens the window itself). */
+int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len);
+
+/* The body is complete; trailers (may be NULL) go to the request. */
+void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers);
+
+/* For each stream a worker made ready since the last call: move its output
+ * to the connection's queue and call cb with the body bytes the worker
+ * consumed and whether it is DONE. Also settles what was sent since the
+ * last call. Returns the number of streams. */
+typedef void h2_x_collect_cb(void *ctx, void *owner, apr_size_t consumed,
+                             int done);
+int h2_x_c1_collect(h2_xconn *xc, h2_x_collect_cb *cb, void *ctx);
+
+/* The response chunks taken over, in order: the connection thread reads
+ * and pops them without the lock. */
+h2_hqueue *h2_x_c1_out(h2_x *x);
+
+/* Keep chunk c until the stream is freed (nghttp2 points into it). */
+void h2_x_c1_hold(h2_x *x, h2_hchunk *c);
+
+/* Chunk c went out: free it at the next collect. */
+void h2_x_c1_sent_chunk(h2_xconn *xc, h2_hchunk *c);
+
+/* n response bytes of x went out: room for its worker at the next collect. */
+void h2_x_c1_sent(h2_x *x, apr_size_t n);
+
+/* The stream is freed in the next h2_x_c1_purge(); no more collects for it. */
+void h2_x_c1_forget(h2_x *x);
+
+/* Drop forgotten streams from the lists of ready and sent ones. */
+void h2_x_c1_purge(h2_xconn *xc);
+
+/* Sleep until sock is readable, a worker wakes us, or timeout passes;
+ * returns at once when a stream is ready already. */
+void h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout);
+
+/* Streams with workers (queued or running). */
+int h2_x_c1_processing(h2_xconn *xc);
+
+/* Bytes of request bodies and responses the connection buffers. */
+apr_size_t h2_x_c1_mem_held(h2_xconn *xc);
+
+/* The connection idles (final: ends, all output written or dropped): give
+ * back kept secondaries and cached chunks. */
+void h2_x_c1_idle(h2_xconn *xc, int final);
+
+/* Abort every stream and wait until no worker has one. */
+void h2_x_c1_teardown(h2_xconn *xc);
+
+/* Invalid hand-off transitions seen by this child (tests check for 0). */
+unsigned int h2_x_invalid_transitions(void);
+
+/* --- worker --- */
+
+/* The stream of a task the workers' queue handed out. */
+h2_x *h2_x_worker_of(struct h2_wtask *task);
+
+/* The worker wk takes x from the queue: QUEUED -> RUNNING. Returns the
+ * request, NULL when the stream was aborted meanwhile (the worker then
+ * only calls h2_x_worker_done); *pc2 is a kept secondary or NULL. */
+const h2_x_req *h2_x_worker_take(h2_x *x, struct h2_worker *wk, conn_rec **pc2);
+
+/* Hand n items of response over, waiting while the stream holds what
+ * H2StreamMaxMemSize allows; flush: the connection should send now. File
+ * descriptors of items not taken are closed. */
+apr_status_t h2_x_worker_out(h2_x *x, const h2_x_item *items, int n, int flush);
+
+/* Read up to readbytes of request body into bb (mode as for input filters,
+ * GETLINE stopping after a LF; speculative reads leave it queued), waiting
+ * until deadline (0: H2StreamTimeout) when nothing is there and block.
+ * trailers: the request's table the trailers go into at the end. */
+apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
+                              int speculative, apr_read_type_e block,
+                              apr_off_t readbytes, apr_time_t deadline,
+                              apr_table_t *trailers, apr_off_t *pread);
+
+/* The worker is finished with x: RUNNING -> DONE. c2 (may be NULL) is kept
+ * for the connection's next stream; returns it when not kept. */
+conn_rec *h2_x_worker_done(h2_x *x, conn_rec *c2);
+
+#endif
