@@ -60,78 +60,27 @@ APLOG_USE_MODULE(h2);
  * have open (at least two full header blocks, see h2_session_create). */
 #define H2_CONN_HEAD_SHARE (32 * 1024)
 
-const char *h2_session_state_str(h2_session_state state)
-{
-    switch (state) {
-    case H2_SESS_INIT: return "INIT";
-    case H2_SESS_BUSY: return "BUSY";
-    case H2_SESS_WAIT: return "WAIT";
-    case H2_SESS_IDLE: return "IDLE";
-    case H2_SESS_DRAIN: return "DRAIN";
-    case H2_SESS_DONE: return "DONE";
-    }
-    return "?";
-}
-
-static const char *ev_str(h2_session_event ev)
-{
-    switch (ev) {
-    case H2_SEV_START: return "START";
-    case H2_SEV_IO: return "IO";
-    case H2_SEV_NO_IO: return "NO_IO";
-    case H2_SEV_NO_STREAMS: return "NO_STREAMS";
-    case H2_SEV_SHUTDOWN: return "SHUTDOWN";
-    case H2_SEV_CLIENT_GOAWAY: return "CLIENT_GOAWAY";
-    case H2_SEV_EOF: return "EOF";
-    case H2_SEV_ERROR: return "ERROR";
-    case H2_SEV_TIMEOUT: return "TIMEOUT";
-    }
-    return "?";
-}
-
-/* The one place session states change. */
+/* The one place session states change, as the table in h2_lifecycle.c
+ * says. */
 static void transit(h2_session *s, h2_session_event ev)
 {
-    h2_session_state old = s->state, n = old;
+    h2_session_state old = s->state;
+    int n = h2_session_next(old, ev);
 
-    if (old == H2_SESS_DONE) {
+    if (n < 0) {
+        ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, s->c1, APLOGNO(21092)
+                      "h2_session(%ld): invalid transition %s -[%s]->",
+                      s->c1->id, h2_session_state_str(old), h2_session_event_str(ev));
         return;
     }
-    switch (ev) {
-    case H2_SEV_START:
-        n = H2_SESS_BUSY;
-        break;
-    case H2_SEV_IO:
-        if (old != H2_SESS_DRAIN) n = H2_SESS_BUSY;
-        break;
-    case H2_SEV_NO_IO:
-        if (old == H2_SESS_DRAIN) {
-            if (s->open_streams == 0 && !h2_x_c1_processing(s->xc)) n = H2_SESS_DONE;
-        }
-        else {
-            n = (s->open_streams > 0 || h2_x_c1_processing(s->xc) > 0)? H2_SESS_WAIT : H2_SESS_IDLE;
-        }
-        break;
-    case H2_SEV_NO_STREAMS:
-        if (old == H2_SESS_DRAIN) n = H2_SESS_DONE;
-        break;
-    case H2_SEV_SHUTDOWN:
-    case H2_SEV_CLIENT_GOAWAY:
-        n = H2_SESS_DRAIN;
-        break;
-    case H2_SEV_EOF:
-    case H2_SEV_ERROR:
-    case H2_SEV_TIMEOUT:
-        n = H2_SESS_DONE;
-        break;
-    }
-    if (n != old) {
-        s->state = n;
+    if (n != (int)old) {
+        s->state = (h2_session_state)n;
         if (APLOGctrace1(s->c1)) {   /* runs several times per request */
             ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
                           "h2_session(%ld): %s -[%s]-> %s (%d open, %d in workers)",
-                          s->c1->id, h2_session_state_str(old), ev_str(ev),
-                          h2_session_state_str(n), s->open_streams, h2_x_c1_processing(s->xc));
+                          s->c1->id, h2_session_state_str(old), h2_session_event_str(ev),
+                          h2_session_state_str(s->state), s->open_streams,
+                          h2_x_c1_processing(s->xc));
         }
     }
 }
@@ -652,7 +601,6 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
     }
     nghttp2_session_set_stream_user_data(ngh, stream_id, NULL);
     s->closed_ring[s->closed_ring_next++ % H2_CLOSED_RING] = stream_id;
-    stream->closed = 1;
     s->open_streams--;
     if (error_code) {
         h2_stream_transit(stream, H2_SSEV_RESET);
@@ -839,7 +787,7 @@ static void retry_windows(h2_session *s)
         return;
     }
     for (stream = s->streams; stream; stream = stream->next_all) {
-        if (stream->window_deferred && !stream->closed) {
+        if (stream->window_deferred && stream->state < H2_SS_CLOSED) {
             resume_window_wait(s, stream);
         }
     }
@@ -865,7 +813,7 @@ static void resume_windows(h2_session *s, int32_t stream_id, int32_t increment)
     }
     for (stream = one? one : s->streams; stream;
          stream = one? NULL : stream->next_all) {
-        if (!stream->window_deferred || stream->closed) {
+        if (!stream->window_deferred || stream->state >= H2_SS_CLOSED) {
             continue;
         }
         if (tiny_window(s, stream->id)) {
@@ -1052,21 +1000,21 @@ static void purge_later(h2_session *s, h2_stream *stream)
      * purge_streams() takes them out of the lists in one pass per list,
      * as unlinking each one alone walks lists as long as the open
      * streams (quadratic at -m 100) */
-    stream->closed = 2;
+    h2_stream_transit(stream, H2_SSEV_PURGE);
     h2_x_c1_forget(stream->x);
     unlink_stream(s, stream);
     stream->next_all = s->purge;
     s->purge = stream;
 }
 
-/* Drop the purged streams (closed == 2) from a list linked through the
+/* Drop the purged streams from a list linked through the
  * member at offset link; returns the new last element. */
 static h2_stream *unlist_purged(h2_stream **head, apr_size_t link)
 {
     h2_stream **pp = head, *last = NULL;
 #define H2_NEXT(st) (*(h2_stream **)((char *)(st) + link))
     while (*pp) {
-        if ((*pp)->closed == 2) {
+        if ((*pp)->state == H2_SS_PURGED) {
             *pp = H2_NEXT(*pp);
         }
         else {
@@ -1109,7 +1057,8 @@ static void dispatch(h2_session *s)
 
     while (s->new_first) {
         h2_stream *stream = s->new_first;
-        if (!stream->closed && !stream->fault_counted && !h2_x_c1_admit(stream->x)) {
+        int gone = (stream->state >= H2_SS_CLOSED);
+        if (!gone && !stream->fault_counted && !h2_x_c1_admit(stream->x)) {
             break;   /* at the connection's share of workers: wait */
         }
         /* admitted, or closed, or nghttp2 resets it with the next frames
@@ -1118,7 +1067,7 @@ static void dispatch(h2_session *s)
         s->new_first = stream->next_new;
         if (!s->new_first) s->new_last = NULL;
         stream->on_new = 0;
-        if (stream->closed || stream->fault_counted) {
+        if (gone || stream->fault_counted) {
             continue;
         }
         batch[n++] = stream->x;
@@ -1221,8 +1170,8 @@ static void on_collected(void *ctx, void *owner, apr_size_t consumed, int done)
     h2_session *s = ctx;
     h2_stream *stream = owner;
 
-    if (stream->closed) {
-        if (done && stream->closed == 1) {
+    if (stream->state >= H2_SS_CLOSED) {
+        if (done && stream->state == H2_SS_CLOSED) {
             purge_later(s, stream);
         }
         return;
@@ -1412,7 +1361,7 @@ static int output_stalled(h2_session *s)
 {
     h2_stream *stream;
     for (stream = s->streams; stream; stream = stream->next_all) {
-        if (h2_x_c1_out(stream->x)->first && !stream->closed) {
+        if (h2_x_c1_out(stream->x)->first && stream->state < H2_SS_CLOSED) {
             return 1;
         }
     }
@@ -1561,7 +1510,8 @@ apr_status_t h2_session_process(h2_session *s, int how)
             continue;
         }
 
-        transit(s, H2_SEV_NO_IO);
+        transit(s, (s->open_streams > 0 || h2_x_c1_processing(s->xc) > 0)?
+                   H2_SEV_WAIT : H2_SEV_NO_IO);
         if (s->state == H2_SESS_IDLE) {
             h2_x_c1_idle(s->xc, 0);
             h2_ngmem_trim(&s->ngmem);

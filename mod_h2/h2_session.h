@@ -23,6 +23,7 @@
 
 #include "h2_abuse.h"
 #include "h2_c1_io.h"
+#include "h2_lifecycle.h"
 #include "h2_handoff.h"
 #include "h2_x.h"
 #include "h2_ngmem.h"
@@ -35,28 +36,6 @@ struct h2_stream;
 /* Stream ids remembered after close, to tell late frames on a closed
  * stream from a client reusing ids it never opened. */
 #define H2_CLOSED_RING 64
-
-/* The life of an HTTP/2 connection as mod_h2 drives it. */
-typedef enum {
-    H2_SESS_INIT,      /* created, nothing exchanged */
-    H2_SESS_BUSY,      /* frames are being read or written */
-    H2_SESS_WAIT,      /* streams in progress, nothing to do until I/O */
-    H2_SESS_IDLE,      /* no streams open, waiting for the client */
-    H2_SESS_DRAIN,     /* GOAWAY sent, finishing the streams in progress */
-    H2_SESS_DONE,      /* to be closed */
-} h2_session_state;
-
-typedef enum {
-    H2_SEV_START,          /* preface and settings exchanged */
-    H2_SEV_IO,             /* frames were read or written */
-    H2_SEV_NO_IO,          /* nothing to read or write right now */
-    H2_SEV_NO_STREAMS,     /* the last stream closed */
-    H2_SEV_SHUTDOWN,       /* graceful stop: GOAWAY, then drain */
-    H2_SEV_CLIENT_GOAWAY,  /* client sent GOAWAY */
-    H2_SEV_EOF,            /* client closed the connection */
-    H2_SEV_ERROR,          /* fatal protocol or I/O error */
-    H2_SEV_TIMEOUT,        /* idle or I/O timeout */
-} h2_session_event;
 
 typedef struct h2_session h2_session;
 struct h2_session {
@@ -142,7 +121,5 @@ void h2_session_refuse(h2_session *session, int code, const char *why);
 
 /* Send a final GOAWAY (NO_ERROR, why as debug data) if none went out yet. */
 void h2_session_goodbye(h2_session *session, const char *why);
-
-const char *h2_session_state_str(h2_session_state state);
 
 #endif

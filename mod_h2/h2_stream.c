@@ -25,30 +25,6 @@
 
 APLOG_USE_MODULE(h2);
 
-const char *h2_stream_state_str(h2_stream_state state)
-{
-    switch (state) {
-    case H2_SS_IDLE: return "IDLE";
-    case H2_SS_OPEN: return "OPEN";
-    case H2_SS_CLOSED_REMOTE: return "HALF_CLOSED_REMOTE";
-    case H2_SS_CLOSED_LOCAL: return "HALF_CLOSED_LOCAL";
-    case H2_SS_CLOSED: return "CLOSED";
-    }
-    return "?";
-}
-
-static const char *ev_str(h2_stream_event ev)
-{
-    switch (ev) {
-    case H2_SSEV_HEADERS_IN: return "HEADERS_IN";
-    case H2_SSEV_EOS_IN: return "EOS_IN";
-    case H2_SSEV_EOS_OUT: return "EOS_OUT";
-    case H2_SSEV_RESET: return "RESET";
-    case H2_SSEV_CLOSED: return "CLOSED";
-    }
-    return "?";
-}
-
 /* Stream pools come from one allocator per child, shared by all its
  * connections: a connection's own allocator would keep each finished
  * stream's memory for as long as the (possibly idle) connection lives. */
@@ -116,33 +92,24 @@ h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
 
 void h2_stream_transit(h2_stream *stream, h2_stream_event ev)
 {
-    h2_stream_state old = stream->state, nstate = old;
+    h2_stream_state old = stream->state;
+    int n = h2_stream_next(old, ev);
+    conn_rec *c1 = stream->session->c1;
 
-    switch (ev) {
-    case H2_SSEV_HEADERS_IN:
-        if (old == H2_SS_IDLE) nstate = H2_SS_OPEN;
-        break;
-    case H2_SSEV_EOS_IN:
-        if (old == H2_SS_OPEN || old == H2_SS_IDLE) nstate = H2_SS_CLOSED_REMOTE;
-        else if (old == H2_SS_CLOSED_LOCAL) nstate = H2_SS_CLOSED;
-        break;
-    case H2_SSEV_EOS_OUT:
-        if (old == H2_SS_OPEN) nstate = H2_SS_CLOSED_LOCAL;
-        else if (old == H2_SS_CLOSED_REMOTE) nstate = H2_SS_CLOSED;
-        break;
-    case H2_SSEV_RESET:
-    case H2_SSEV_CLOSED:
-        nstate = H2_SS_CLOSED;
-        break;
+    if (n < 0) {
+        ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, c1, APLOGNO(21091)
+                      "h2_stream(%ld-%d): invalid transition %s -[%s]->",
+                      c1->id, stream->id, h2_stream_state_str(old),
+                      h2_stream_event_str(ev));
+        return;
     }
-    if (nstate != old) {
-        stream->state = nstate;
-        if (APLOGctrace1(stream->session->c1)) {   /* runs 4x per stream */
-            ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, stream->session->c1,
-                          "h2_stream(%ld-%d): %s -[%s]-> %s",
-                          stream->session->c1->id, stream->id,
-                          h2_stream_state_str(old), ev_str(ev),
-                          h2_stream_state_str(nstate));
+    if (n != (int)old) {
+        stream->state = (h2_stream_state)n;
+        if (APLOGctrace1(c1)) {   /* runs 4x per stream */
+            ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, c1,
+                          "h2_stream(%ld-%d): %s -[%s]-> %s", c1->id, stream->id,
+                          h2_stream_state_str(old), h2_stream_event_str(ev),
+                          h2_stream_state_str(stream->state));
         }
     }
 }

@@ -18,27 +18,10 @@
 #include <httpd.h>
 #include "h2_headers_check.h"
 #include "h2_handoff.h"
+#include "h2_lifecycle.h"
 #include "h2_x.h"
 
 struct h2_session;
-
-/* RFC 9113 section 5.1 states a stream passes through on a server.
- * "reserved" states are absent: mod_h2 never pushes. */
-typedef enum {
-    H2_SS_IDLE,
-    H2_SS_OPEN,
-    H2_SS_CLOSED_REMOTE,   /* half-closed (remote): request complete */
-    H2_SS_CLOSED_LOCAL,    /* half-closed (local): response complete */
-    H2_SS_CLOSED,
-} h2_stream_state;
-
-typedef enum {
-    H2_SSEV_HEADERS_IN,    /* request headers received */
-    H2_SSEV_EOS_IN,        /* END_STREAM received */
-    H2_SSEV_EOS_OUT,       /* END_STREAM sent */
-    H2_SSEV_RESET,         /* RST_STREAM sent or received */
-    H2_SSEV_CLOSED,        /* nghttp2 forgot the stream */
-} h2_stream_event;
 
 typedef struct h2_stream h2_stream;
 struct h2_stream {
@@ -59,7 +42,6 @@ struct h2_stream {
     int response_submitted;
     int data_deferred;             /* nghttp2 waits for data on us */
     int window_deferred;           /*   or for the client's window */
-    int closed;                    /* nghttp2 closed it */
     int has_body_in;               /* request has a body */
     int fault_counted;             /* counted toward H2MaxStreamErrors */
     apr_off_t in_received;         /* DATA payload received, all of it */
@@ -76,10 +58,9 @@ apr_status_t h2_stream_child_init(apr_pool_t *pchild);
  * when the child's stream allocator is not there). */
 h2_stream *h2_stream_create(struct h2_session *session, int id, apr_pool_t *parent);
 
-/* The one place stream states change; logs each transition at trace1. */
+/* The one place stream states change, as the table in h2_lifecycle.c
+ * says; traces each transition, warns of an invalid one. */
 void h2_stream_transit(h2_stream *stream, h2_stream_event ev);
-
-const char *h2_stream_state_str(h2_stream_state state);
 
 /* Free the stream's exchange and pool. */
 void h2_stream_destroy(h2_stream *stream);

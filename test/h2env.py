@@ -38,6 +38,9 @@ LOG_PROBLEM_PATTERNS = [
     re.compile(r"^\[[^\]]*\] \[[^\]]*:(error|crit|alert|emerg)\]"),
     re.compile(r"child pid \d+ exit signal"),
     re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error: |^==\d+==ERROR"),
+    # a stream, session or hand-off took a transition its table does not
+    # have (h2_lifecycle.c, h2_x.c): a bug, whatever the client did
+    re.compile(r"AH\d+: h2_\w+\([-\d]+\): invalid transition"),
 ]
 
 # the sandboxes started in this process, whose sanitizer reports the tests
