@@ -328,11 +328,138 @@ static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
     }
 }
 
+/* A metadata bucket b: 1 when it adds item it to the batch; sets *flush
+ * or *eor for those buckets. */
+static int meta_item(h2_c2_ctx *ctx, apr_bucket *b, out_item *it, int *flush, int *eor)
+{
+    if (H2_BUCKET_IS_RESP(b)) {
+        h2_resp_meta *m = b->data;
+        item_init(it, m->type, m->status);
+        it->fields = m->fields;
+        if (m->type == H2_HC_HEADERS) ctx->seen_head = 1;
+        if (m->type == H2_HC_RESET) ctx->seen_head = ctx->seen_eos = 1;
+        return 1;
+    }
+    if (APR_BUCKET_IS_EOS(b)) {
+        if (!ctx->seen_eos && ctx->seen_head) {
+            item_init(it, H2_HC_EOS, 0);
+            ctx->seen_eos = 1;
+            return 1;
+        }
+    }
+    else if (APR_BUCKET_IS_FLUSH(b)) {
+        *flush = 1;
+    }
+    else if (AP_BUCKET_IS_ERROR(b)) {
+        if (ctx->seen_head && !ctx->seen_eos) {
+            /* the response broke after its head went out */
+            item_init(it, H2_HC_RESET, H2_ERR_INTERNAL_ERROR);
+            ctx->seen_eos = 1;
+            return 1;
+        }
+    }
+    else if (AP_BUCKET_IS_EOR(b)) {
+        /* deleting it ends the request: deliver everything first */
+        *eor = 1;
+    }
+    return 0;
+}
+
+/* A data bucket b: add what it holds to items[*n] (a file range handed
+ * over, or bytes); a bucket that must be waited for (CGI, proxy) delivers
+ * the batch gathered so far first. */
+static apr_status_t data_item(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b,
+                              out_item *items, int *n)
+{
+    const char *data;
+    apr_size_t len;
+    apr_status_t rv;
+
+    if (APR_BUCKET_IS_FILE(b) && ctx->seen_head
+        && b->length >= H2_FILE_DUP_MIN && !ctx->req->set->copy_files
+        && !ctx->no_dup && file_item(ctx, b, &items[*n])) {
+        ++*n;
+        return APR_SUCCESS;
+    }
+    if (APR_BUCKET_IS_FILE(b) && b->length <= H2_FILE_DUP_MIN * 4
+        && (rv = file_to_heap(b)) != APR_SUCCESS) {
+        return rv;
+    }
+    rv = apr_bucket_read(b, &data, &len, APR_NONBLOCK_READ);
+    if (APR_STATUS_IS_EAGAIN(rv)) {
+        /* a slow producer: pass on what we have, then wait for it */
+        rv = h2_x_worker_out(ctx->x, items, *n, 1);
+        *n = 0;
+        if (rv == APR_SUCCESS) {
+            rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (!ctx->seen_head) {
+        interim_text(ctx, c2, data, len, &items[*n], n);
+    }
+    else if (len > 0) {
+        item_init(&items[*n], H2_HC_DATA, 0);
+        items[*n].data = data;
+        items[*n].len = len;
+        ++*n;
+    }
+    return APR_SUCCESS;
+}
+
+/* Hand one batch of bb's buckets over (up to H2_OUT_BATCH items, or to an
+ * EOR), gathered without the lock: bucket memory stays valid until the
+ * buckets are deleted after delivery. */
+static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *bb)
+{
+    out_item items[H2_OUT_BATCH];
+    apr_bucket *b, *last = NULL;
+    int i, n = 0, flush = 0, eor = 0;
+    apr_status_t rv = APR_SUCCESS;
+
+    for (b = APR_BRIGADE_FIRST(bb);
+         b != APR_BRIGADE_SENTINEL(bb) && n < H2_OUT_BATCH && !eor && rv == APR_SUCCESS;
+         b = APR_BUCKET_NEXT(b)) {
+        last = b;
+        if (APR_BUCKET_IS_METADATA(b)) {
+            n += meta_item(ctx, b, &items[n], &flush, &eor);
+        }
+        else if (!ctx->seen_eos && b->length > 0) {
+            rv = data_item(ctx, c2, b, items, &n);
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        for (i = 0; i < n; ++i) {
+            if (items[i].type == H2_HC_FILE) close(items[i].fd);
+        }
+        return rv;
+    }
+    if (n > 0 || !ctx->seen_eos) {
+        rv = h2_x_worker_out(ctx->x, items, n, flush || eor);
+    }
+    /* else: the response is complete and handed over; the flush and EOR
+     * httpd sends after it have nothing to push, and a wakeup of the
+     * connection for them would cost a context switch per request */
+    if (rv == APR_SUCCESS) {
+        /* delete what was delivered, the EOR (and with it the request) last */
+        while (!APR_BRIGADE_EMPTY(bb)) {
+            b = APR_BRIGADE_FIRST(bb);
+            if (AP_BUCKET_IS_EOR(b)) {
+                ctx->r = NULL;
+            }
+            apr_bucket_delete(b);
+            if (b == last) break;
+        }
+    }
+    return rv;
+}
+
 static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     conn_rec *c2 = f->c;
     h2_c2_ctx *ctx = c2_ctx(c2);
-    out_item items[H2_OUT_BATCH];
     apr_status_t rv = APR_SUCCESS;
 
     if (!ctx->x) {
@@ -340,105 +467,7 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         return APR_SUCCESS;
     }
     while (!APR_BRIGADE_EMPTY(bb)) {
-        apr_bucket *b, *last = NULL;
-        int n = 0, flush = 0, eor = 0;
-
-        /* gather without the lock; bucket memory stays valid until the
-         * buckets are deleted after delivery */
-        for (b = APR_BRIGADE_FIRST(bb);
-             b != APR_BRIGADE_SENTINEL(bb) && n < H2_OUT_BATCH && !eor;
-             b = APR_BUCKET_NEXT(b)) {
-            out_item *it = &items[n];
-            last = b;
-            if (H2_BUCKET_IS_RESP(b)) {
-                h2_resp_meta *m = b->data;
-                item_init(it, m->type, m->status);
-                it->fields = m->fields;
-                ++n;
-                if (m->type == H2_HC_HEADERS) ctx->seen_head = 1;
-                if (m->type == H2_HC_RESET) ctx->seen_head = ctx->seen_eos = 1;
-            }
-            else if (APR_BUCKET_IS_EOS(b)) {
-                if (!ctx->seen_eos && ctx->seen_head) {
-                    item_init(it, H2_HC_EOS, 0);
-                    ++n;
-                    ctx->seen_eos = 1;
-                }
-            }
-            else if (APR_BUCKET_IS_FLUSH(b)) {
-                flush = 1;
-            }
-            else if (AP_BUCKET_IS_ERROR(b)) {
-                if (ctx->seen_head && !ctx->seen_eos) {
-                    /* the response broke after its head went out */
-                    item_init(it, H2_HC_RESET, H2_ERR_INTERNAL_ERROR);
-                    ++n;
-                    ctx->seen_eos = 1;
-                }
-            }
-            else if (AP_BUCKET_IS_EOR(b)) {
-                /* deleting it ends the request: deliver everything first */
-                eor = 1;
-            }
-            else if (APR_BUCKET_IS_METADATA(b)) {
-                continue;
-            }
-            else if (ctx->seen_eos || b->length == 0) {
-                continue;
-            }
-            else if (APR_BUCKET_IS_FILE(b) && ctx->seen_head
-                     && b->length >= H2_FILE_DUP_MIN && !ctx->req->set->copy_files
-                     && !ctx->no_dup && file_item(ctx, b, it)) {
-                ++n;
-            }
-            else {
-                const char *data;
-                apr_size_t len;
-                if (APR_BUCKET_IS_FILE(b) && b->length <= H2_FILE_DUP_MIN * 4
-                    && (rv = file_to_heap(b)) != APR_SUCCESS) {
-                    break;
-                }
-                rv = apr_bucket_read(b, &data, &len, APR_NONBLOCK_READ);
-                if (APR_STATUS_IS_EAGAIN(rv)) {
-                    /* a slow producer (CGI, proxy): pass on what we have,
-                     * then wait for it */
-                    rv = h2_x_worker_out(ctx->x, items, n, 1);
-                    n = 0;
-                    if (rv == APR_SUCCESS) {
-                        rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
-                    }
-                }
-                if (rv != APR_SUCCESS) {
-                    break;
-                }
-                if (!ctx->seen_head) {
-                    interim_text(ctx, c2, data, len, &items[n], &n);
-                }
-                else if (len > 0) {
-                    it = &items[n];
-                    item_init(it, H2_HC_DATA, 0);
-                    it->data = data;
-                    it->len = len;
-                    ++n;
-                }
-            }
-        }
-        if (rv == APR_SUCCESS) {
-            if (n > 0 || !ctx->seen_eos) {
-                rv = h2_x_worker_out(ctx->x, items, n, flush || eor);
-            }
-            /* else: the response is complete and handed over; the flush
-             * and EOR httpd sends after it have nothing to push, and a
-             * wakeup of the connection for them would cost a context
-             * switch per request */
-        }
-        else {
-            int i;
-            for (i = 0; i < n; ++i) {
-                if (items[i].type == H2_HC_FILE) close(items[i].fd);
-            }
-        }
-        if (rv != APR_SUCCESS) {
+        if ((rv = out_batch(ctx, c2, bb)) != APR_SUCCESS) {
             c2->aborted = 1;
             apr_brigade_cleanup(bb);
             if (ctx->seen_head && !ctx->seen_eos) {
@@ -448,15 +477,6 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 deliver_reset(ctx, H2_ERR_INTERNAL_ERROR);
             }
             return rv;
-        }
-        /* delete what was delivered, the EOR (and with it the request) last */
-        while (!APR_BRIGADE_EMPTY(bb)) {
-            b = APR_BRIGADE_FIRST(bb);
-            if (AP_BUCKET_IS_EOR(b)) {
-                ctx->r = NULL;
-            }
-            apr_bucket_delete(b);
-            if (b == last) break;
         }
     }
     return rv;

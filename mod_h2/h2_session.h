@@ -37,6 +37,15 @@ struct h2_stream;
  * stream from a client reusing ids it never opened. */
 #define H2_CLOSED_RING 64
 
+/* How far a session is in stopping; it only goes forward. */
+typedef enum {
+    H2_STOP_NONE,      /* serving */
+    H2_STOP_NOTICE,    /* shutdown notice and PING out, streams still taken */
+    H2_STOP_GOAWAY,    /* final GOAWAY submitted: no new streams */
+    H2_STOP_CLOSE,     /* GOAWAY for an error: close once it is out */
+    H2_STOP_CLOSED,    /* the last frame is written: nothing may follow */
+} h2_stop_phase;
+
 typedef struct h2_session h2_session;
 struct h2_session {
     conn_rec *c1;
@@ -73,12 +82,11 @@ struct h2_session {
     int open_streams;               /* not closed by nghttp2 */
     struct h2_stream *new_first, *new_last;   /* to be scheduled */
     struct h2_stream *purge;        /* closed, to be freed next round */
-    int goaway_sent;
+    h2_stop_phase stop;             /* how far it is in stopping */
     apr_time_t stop_notice_at;      /* shutdown notice and PING sent at */
     int stop_ping_acked;            /* the client answered that PING */
     int settings_patched;           /* our limit is in the SETTINGS sent */
-    int output_closed;              /* last frame written, nothing may follow */
-    int close_after_send;           /* GOAWAY for abuse: close once it is out */
+    int ngh_flooded;                /* nghttp2 refuses to queue more */
     int refusals_not_faults;        /* REFUSED_STREAMs not to count */
     apr_time_t last_client_io;
     h2_frame_clock clock;           /* where the client is in its frames */

@@ -45,9 +45,18 @@ def env():
         pytest.fail(failure, pytrace=False)
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "no_server: the test reads files only; "
+                            "no test server is started for it")
+
+
 @pytest.fixture(autouse=True)
-def error_log_clean(env):
+def error_log_clean(request):
     """Fail the test if the server logged errors or crashed during it."""
+    if request.node.get_closest_marker("no_server"):
+        yield
+        return
+    env = request.getfixturevalue("env")
     env.reset_ignored()
     env.mark_log_checked()
     yield

@@ -1,0 +1,588 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#include <apr_strings.h>
+#include <apr_base64.h>
+#include <apr_portable.h>
+#include <httpd.h>
+#include <http_core.h>
+#include <http_config.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <ap_mpm.h>
+#include <http_ssl.h>
+
+/* The nghttp2 callbacks: what the session does with the client's frames. */
+
+#include <assert.h>
+#include <apr_base64.h>
+#include <apr_strings.h>
+#include <httpd.h>
+#include <http_core.h>
+#include <http_config.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <ap_mpm.h>
+#include <http_ssl.h>
+
+#include "h2.h"
+#include "h2_config.h"
+#include "h2_protocol.h"
+#include "h2_session_int.h"
+#include "h2_util.h"
+
+APLOG_USE_MODULE(h2);
+
+static void patch_settings(h2_session *s, uint8_t *frame, size_t len)
+{
+    size_t plen, i;
+
+    if (len < H2_FRAME_HDR_LEN || frame[3] != NGHTTP2_SETTINGS
+        || (frame[4] & NGHTTP2_FLAG_ACK)) {
+        return;
+    }
+    plen = ((size_t)frame[0] << 16) | ((size_t)frame[1] << 8) | frame[2];
+    for (i = H2_FRAME_HDR_LEN; i + 6 <= H2_FRAME_HDR_LEN + plen && i + 6 <= len; i += 6) {
+        if (frame[i] == 0 && frame[i+1] == NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS) {
+            uint32_t v = (uint32_t)s->max_streams;
+            frame[i+2] = (uint8_t)(v >> 24);
+            frame[i+3] = (uint8_t)(v >> 16);
+            frame[i+4] = (uint8_t)(v >> 8);
+            frame[i+5] = (uint8_t)v;
+        }
+    }
+    s->settings_patched = 1;
+}
+
+static ssize_t on_send(nghttp2_session *ngh, const uint8_t *data, size_t len,
+                       int flags, void *ud)
+{
+    h2_session *s = ud;
+    if (!s->settings_patched && len <= 9 + 6 * 8) {
+        uint8_t frame[9 + 6 * 8];
+        memcpy(frame, data, len);
+        patch_settings(s, frame, len);
+        h2_c1_io_append(&s->io, (const char *)frame, len);
+    }
+    else {
+        h2_c1_io_append(&s->io, (const char *)data, len);
+    }
+    if (h2_c1_io_needs_flush(&s->io) && h2_c1_io_flush(&s->io) != APR_SUCCESS) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return (ssize_t)len;
+}
+
+static int recently_closed(h2_session *s, int32_t id)
+{
+    int i;
+    for (i = 0; i < H2_CLOSED_RING; ++i) {
+        if (s->closed_ring[i] == id) return 1;
+    }
+    return 0;
+}
+
+/* RFC 9113 5.1.1: a new stream's id must be larger than any the client
+ * used before. nghttp2 ignores a smaller one, since it may be trailers on
+ * a stream it already forgot; a stream we never saw is no such case. */
+static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
+                          void *ud)
+{
+    h2_session *s = ud;
+
+    if (hd->type != NGHTTP2_HEADERS || !(hd->stream_id & 1)) {
+        return 0;
+    }
+    if (hd->stream_id > s->max_client_stream) {
+        s->max_client_stream = hd->stream_id;
+    }
+    else if (!nghttp2_session_find_stream(ngh, hd->stream_id)
+             && !recently_closed(s, hd->stream_id) && s->stop < H2_STOP_GOAWAY) {
+        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21024)
+                      "h2_session(%ld): client opened stream %d after %d",
+                      s->c1->id, hd->stream_id, s->max_client_stream);
+        h2_session_fail(s, 0, H2_ERR_PROTOCOL_ERROR,
+                        "stream id lower than one used before");
+        /* nothing after this frame is read */
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+/* 1 when what the connection's streams hold (request heads, bodies and
+ * responses buffered) leaves room for another stream. Over it, new
+ * streams are refused until the client reads or the streams end: memory
+ * per connection is bounded whatever the client sends. */
+static int mem_admits(h2_session *s)
+{
+    apr_size_t held;
+
+    held = h2_x_c1_mem_held(s->xc);
+    if (held <= s->mem_max && s->hdr_budget.used < s->hdr_budget.max) {
+        return 1;
+    }
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21080)
+                  "h2_session(%ld): refusing a stream, the connection holds "
+                  "%" APR_SIZE_T_FMT " bytes of bodies and responses (budget %"
+                  APR_SIZE_T_FMT ") and %" APR_SIZE_T_FMT " of request heads "
+                  "(budget %" APR_SIZE_T_FMT ")", s->c1->id, held, s->mem_max,
+                  s->hdr_budget.used, s->hdr_budget.max);
+    return 0;
+}
+
+static int on_begin_headers(nghttp2_session *ngh, const nghttp2_frame *frame,
+                            void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream;
+
+    if (frame->hd.type != NGHTTP2_HEADERS) {
+        return 0;
+    }
+    if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+        int over_streams = s->open_streams >= s->max_streams;
+        if (over_streams || !mem_admits(s)) {
+            /* RFC 9113 5.1.2: only this stream fails, with REFUSED_STREAM,
+             * so the client may retry it; the others go on. A client that
+             * opens more streams than allowed is at fault (counted when
+             * the reset goes out); one whose streams wait for it to read
+             * may just be slow, and is not. */
+            if (!over_streams) {
+                s->refusals_not_faults++;
+            }
+            if (h2_session_fail(s, frame->hd.stream_id, H2_ERR_REFUSED_STREAM,
+                                over_streams? "over H2MaxSessionStreams"
+                                : "over the connection's memory budget") != 0) {
+                return NGHTTP2_ERR_CALLBACK_FAILURE;
+            }
+            return 0;
+        }
+        stream = h2_stream_create(s, frame->hd.stream_id, s->pool);
+        h2_session_link(s, stream);
+        s->open_streams++;
+        h2_session_ngcheck(s, frame->hd.stream_id, "attach the stream",
+            nghttp2_session_set_stream_user_data(ngh, frame->hd.stream_id, stream));
+    }
+    else if ((stream = h2_session_stream(s, frame->hd.stream_id)) != NULL
+             && !stream->trailers_in) {
+        stream->trailers_in = apr_table_make(stream->pool, 5);
+        h2_req_head_init_trailer(&stream->trailer_head, stream->pool,
+                                 &s->hdr_limits, stream->trailers_in);
+    }
+    return 0;
+}
+
+static int on_header(nghttp2_session *ngh, const nghttp2_frame *frame,
+                     const uint8_t *name, size_t nlen,
+                     const uint8_t *value, size_t vlen,
+                     uint8_t flags, void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream = h2_session_stream(s, frame->hd.stream_id);
+    h2_req_head *h;
+
+    if (!stream) {
+        return 0;
+    }
+    h = (frame->headers.cat == NGHTTP2_HCAT_REQUEST)? &stream->req
+                                                     : &stream->trailer_head;
+    /* errors are kept in h and answered when the block ends */
+    h2_req_head_add(h, (const char *)name, nlen, (const char *)value, vlen);
+    return 0;
+}
+
+static void input_eos(h2_session *s, h2_stream *stream)
+{
+    h2_x_c1_body_end(stream->x, stream->trailers_in);
+    h2_stream_transit(stream, H2_SSEV_EOS_IN);
+}
+
+/* RFC 9113 8.1.1: a request whose DATA does not add up to its
+ * content-length is malformed. With END_STREAM (eos) it must match
+ * exactly, before it must not exceed. Returns 0 when the stream was reset. */
+static int body_length_ok(h2_session *s, h2_stream *stream, int eos)
+{
+    apr_off_t cl = stream->req.content_length;
+    if (cl < 0 || stream->fault_counted) {
+        return !stream->fault_counted;
+    }
+    if (stream->in_received > cl || (eos && stream->in_received != cl)) {
+        h2_session_fail(s, stream->id, H2_ERR_PROTOCOL_ERROR,
+                     "request body length differs from content-length");
+        return 0;
+    }
+    return 1;
+}
+
+/* The error-log line HTTP/1.1 would write for a request head over one
+ * of httpd's limits, naming the limit. */
+static void log_over_limit(h2_session *s, h2_stream *stream, h2_hdr_result res,
+                           int status)
+{
+    const h2_req_head *h = &stream->req;
+    const char *what;
+
+    switch (res) {
+    case H2_HDR_ERR_FIELD_TOO_LARGE:
+        what = apr_psprintf(stream->pool, "a request header exceeds "
+                            "LimitRequestFieldSize (%" APR_SIZE_T_FMT ")%s: %s",
+                            h->limits.max_field_len,
+                            h->error_merged? " after merging" : "",
+                            h->error_field? h->error_field : "?");
+        break;
+    case H2_HDR_ERR_TOO_MANY:
+        what = apr_psprintf(stream->pool, "the number of request headers "
+                            "exceeds LimitRequestFields (%d)", h->limits.max_fields);
+        break;
+    case H2_HDR_ERR_LINE_TOO_LONG:
+        what = apr_psprintf(stream->pool, "the request line exceeds "
+                            "LimitRequestLine (%" APR_SIZE_T_FMT ")",
+                            h->limits.max_line_len);
+        break;
+    default:
+        what = apr_psprintf(stream->pool, "the request header block exceeds "
+                            "%" APR_SIZE_T_FMT " bytes (H2MaxHeaderBlockLen)",
+                            h->limits.max_block_len);
+        break;
+    }
+    ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21081)
+                  "h2_session(%ld-%d): %s, answering %d", s->c1->id, stream->id,
+                  what, status);
+}
+
+static void on_request_headers(h2_session *s, h2_stream *stream,
+                               const nghttp2_frame *frame)
+{
+    h2_hdr_result res = h2_req_head_end(&stream->req);
+    int status;
+
+    h2_stream_transit(stream, H2_SSEV_HEADERS_IN);
+    if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
+        h2_x_c1_body_end(stream->x, NULL);
+        h2_stream_transit(stream, H2_SSEV_EOS_IN);
+    }
+    else {
+        stream->has_body_in = 1;
+    }
+    if (res == H2_HDR_ERR_CONN_BUDGET) {
+        h2_session_fail(s, stream->id, H2_ERR_REFUSED_STREAM,
+                     apr_psprintf(stream->pool, "%s (%" APR_SIZE_T_FMT " of %"
+                                  APR_SIZE_T_FMT " bytes held)", h2_hdr_result_str(res),
+                                  s->hdr_budget.used, s->hdr_budget.max));
+        return;
+    }
+    if (res != H2_HDR_OK) {
+        if (!h2_hdr_result_as_status(res, &status)) {
+            h2_session_fail(s, stream->id, H2_ERR_PROTOCOL_ERROR,
+                         h2_hdr_result_str(res));
+            return;
+        }
+        /* beyond httpd's limits: answered as HTTP/1.1 answers it, by
+         * httpd (error page, ErrorDocument, access log) */
+        log_over_limit(s, stream, res, status);
+        stream->refuse_status = status;
+        if (!stream->req.method || (!stream->req.path && !stream->req.authority)) {
+            /* the head broke a limit before its request line was
+             * complete: the error page is the server root's */
+            stream->req.method = stream->req.method? stream->req.method : "GET";
+            stream->req.path = "/";
+        }
+    }
+    else if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+             && !body_length_ok(s, stream, 1)) {
+        return;
+    }
+    if (s->stop >= H2_STOP_GOAWAY && stream->id > s->last_stream_started) {
+        return;
+    }
+    s->last_stream_started = stream->id;
+    h2_session_schedule_later(s, stream);
+}
+
+static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
+                         void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream;
+
+    switch (frame->hd.type) {
+    case NGHTTP2_HEADERS:
+        if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+            && !h2_session_flood_check(s, H2_FLOOD_EMPTY_FRAMES)) {
+            break;
+        }
+        stream = h2_session_stream(s, frame->hd.stream_id);
+        if (!stream) {
+            break;
+        }
+        if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+            on_request_headers(s, stream, frame);
+        }
+        else if (stream->trailers_in) {
+            h2_hdr_result res = h2_req_head_end(&stream->trailer_head);
+            if (res != H2_HDR_OK) {
+                h2_session_fail(s, stream->id, H2_ERR_PROTOCOL_ERROR,
+                             h2_hdr_result_str(res));
+            }
+            else if (!(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+                /* RFC 9113 8.1: trailers end the stream */
+                h2_session_fail(s, stream->id, H2_ERR_PROTOCOL_ERROR,
+                             "trailers without END_STREAM");
+            }
+            else if (body_length_ok(s, stream, 1)) {
+                input_eos(s, stream);
+            }
+        }
+        break;
+    case NGHTTP2_DATA:
+        if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+            h2_session_flood_check(s, H2_FLOOD_EMPTY_FRAMES);
+        }
+        if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+            && (stream = h2_session_stream(s, frame->hd.stream_id)) != NULL
+            && body_length_ok(s, stream, 1)) {
+            input_eos(s, stream);
+        }
+        break;
+    case NGHTTP2_PRIORITY:
+        h2_session_flood_check(s, H2_FLOOD_PRIORITY);
+        break;
+    case NGHTTP2_WINDOW_UPDATE:
+        h2_session_resume_windows(s, frame->hd.stream_id,
+                       frame->window_update.window_size_increment);
+        break;
+    case NGHTTP2_SETTINGS:
+        if (!(frame->hd.flags & NGHTTP2_FLAG_ACK)) {
+            /* the initial window may have grown */
+            h2_session_resume_windows(s, 0, NGHTTP2_MAX_WINDOW_SIZE);
+        }
+        break;
+    case NGHTTP2_RST_STREAM:
+        h2_session_reset_check(s);
+        break;
+    case NGHTTP2_GOAWAY:
+        h2_session_transit(s, H2_SEV_CLIENT_GOAWAY);
+        break;
+    case NGHTTP2_PING:
+        if ((frame->hd.flags & NGHTTP2_FLAG_ACK)
+            && !memcmp(frame->ping.opaque_data, H2_STOP_PING, 8)) {
+            s->stop_ping_acked = 1;
+        }
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
+                              int32_t stream_id, const uint8_t *data,
+                              size_t len, void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream = h2_session_stream(s, stream_id);
+    int drop = 1;
+
+    if (stream) {
+        stream->in_received += (apr_off_t)len;
+    }
+    if (stream && body_length_ok(s, stream, 0)) {
+        drop = !h2_x_c1_body_in(stream->x, (const char *)data, len);
+    }
+    if (drop) {
+        /* nobody will read it: keep the windows open regardless */
+        h2_session_ngcheck(s, stream_id, "open the window",
+                           nghttp2_session_consume(ngh, stream_id, len));
+        if (stream && stream->state == H2_SS_CLOSED_LOCAL
+            && (stream->in_dropped += len) > (apr_off_t)s->window_size) {
+            /* The response is complete and the client still uploads more
+             * than a window's worth nobody reads: RFC 9113 8.1 lets us
+             * stop it. Smaller rests are read, so that a malformed
+             * request still gets its PROTOCOL_ERROR. */
+            h2_session_fail(s, stream_id, H2_ERR_NO_ERROR,
+                            "response complete, the rest of the upload is not read");
+        }
+    }
+    return 0;
+}
+
+static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
+                           uint32_t error_code, void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream = h2_session_stream(s, stream_id);
+    int in_workers;
+
+    if (!stream) {
+        return 0;
+    }
+    h2_session_ngcheck(s, stream_id, "detach the stream",
+                       nghttp2_session_set_stream_user_data(ngh, stream_id, NULL));
+    s->closed_ring[s->closed_ring_next++ % H2_CLOSED_RING] = stream_id;
+    s->open_streams--;
+    if (error_code) {
+        h2_stream_transit(stream, H2_SSEV_RESET);
+    }
+    else {
+        h2_stream_transit(stream, H2_SSEV_CLOSED);
+    }
+    in_workers = h2_x_c1_abort(stream->x);
+    if (!in_workers) {
+        h2_session_purge_later(s, stream);
+    }
+    if (s->open_streams == 0) {
+        h2_session_transit(s, H2_SEV_NO_STREAMS);
+    }
+    return 0;
+}
+
+static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
+                         void *ud)
+{
+    h2_session *s = ud;
+    h2_stream *stream;
+
+    switch (frame->hd.type) {
+    case NGHTTP2_GOAWAY:
+        /* a shutdown notice (the highest stream id) leaves streams open */
+        if (frame->goaway.last_stream_id != H2_MAX_STREAM_ID) {
+            h2_session_stopping(s, H2_STOP_GOAWAY);
+        }
+        break;
+    case NGHTTP2_RST_STREAM:
+        /* Resets for client faults count, whether we or nghttp2 sent them
+         * and whether the client sent or provoked the fault (malformed
+         * requests, content-length lies, window overflows: the
+         * "MadeYouReset" pattern); those counted when decided are not
+         * counted again. */
+        switch (frame->rst_stream.error_code) {
+        case H2_ERR_REFUSED_STREAM:
+            if (s->refusals_not_faults > 0) {
+                s->refusals_not_faults--;   /* see on_begin_headers() */
+                break;
+            }
+            h2_session_count_fault(s, frame->hd.stream_id);
+            break;
+        case H2_ERR_PROTOCOL_ERROR:
+        case H2_ERR_FLOW_CONTROL_ERROR:
+        case H2_ERR_STREAM_CLOSED:
+        case H2_ERR_FRAME_SIZE_ERROR:
+            h2_session_count_fault(s, frame->hd.stream_id);
+            break;
+        default:
+            break;
+        }
+        break;
+    case NGHTTP2_HEADERS:
+    case NGHTTP2_DATA:
+        if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+            && (stream = h2_session_stream(s, frame->hd.stream_id)) != NULL) {
+            h2_stream_transit(stream, H2_SSEV_EOS_OUT);
+        }
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int on_invalid_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
+                                 int lib_error, void *ud)
+{
+    h2_session *s = ud;
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21014)
+                  "h2_session(%ld-%d): invalid frame type %d: %s",
+                  s->c1->id, frame->hd.stream_id, frame->hd.type,
+                  nghttp2_strerror(lib_error));
+    /* counted now, not when the reset goes out: a burst of bad frames
+     * must meet H2MaxStreamErrors before it meets anything else */
+    if (frame->hd.stream_id) {
+        h2_session_count_fault(s, frame->hd.stream_id);
+    }
+    return 0;
+}
+
+static int on_error(nghttp2_session *ngh, int lib_error, const char *msg,
+                    size_t len, void *ud)
+{
+    h2_session *s = ud;
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21015)
+                  "h2_session(%ld): nghttp2: %.*s", s->c1->id, (int)len, msg);
+    return 0;
+}
+
+static ssize_t select_padding(nghttp2_session *ngh, const nghttp2_frame *frame,
+                              size_t max_payloadlen, void *ud)
+{
+    h2_session *s = ud;
+    size_t pad = 0, len = frame->hd.length;
+    if (s->padding_bits > 0) {
+        unsigned char r;
+        ap_random_insecure_bytes(&r, 1);
+        pad = r & ((1u << s->padding_bits) - 1);
+    }
+    return (ssize_t)((len + pad > max_payloadlen)? max_payloadlen : len + pad);
+}
+
+static ssize_t read_length(nghttp2_session *ngh, uint8_t frame_type,
+                           int32_t stream_id, int32_t session_window,
+                           int32_t stream_window, uint32_t remote_max_frame,
+                           void *ud)
+{
+    h2_session *s = ud;
+    ssize_t len = remote_max_frame;
+    if (len > session_window) len = session_window;
+    if (len > stream_window) len = stream_window;
+    if (s->max_data_frame_len > 0 && len > s->max_data_frame_len) {
+        len = s->max_data_frame_len;
+    }
+    if (s->padding_bits > 0) {
+        /* leave room for the pad length byte and the most padding
+         * select_padding may add, or full frames could never be padded */
+        len -= (ssize_t)1 << s->padding_bits;
+        if (len < 1) len = 1;
+    }
+    else if (s->io.is_tls) {
+        /* A frame that ends with its record lets the client hand each
+         * decrypted record to its parser whole: one DATA chunk per record
+         * instead of the two a straddling frame makes. */
+        apr_size_t fit = h2_c1_io_record_fit(&s->io);
+        if (fit > H2_FRAME_HDR_LEN && (ssize_t)(fit - H2_FRAME_HDR_LEN) < len) {
+            len = (ssize_t)(fit - H2_FRAME_HDR_LEN);
+        }
+    }
+    return len;
+}
+
+nghttp2_session_callbacks *h2_session_callbacks(void)
+{
+    nghttp2_session_callbacks *cbs;
+    if (nghttp2_session_callbacks_new(&cbs) != 0) {
+        return NULL;
+    }
+    nghttp2_session_callbacks_set_send_callback(cbs, on_send);
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cbs, on_begin_frame);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk_recv);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
+    nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cbs, on_invalid_frame_recv);
+    nghttp2_session_callbacks_set_error_callback2(cbs, on_error);
+    nghttp2_session_callbacks_set_select_padding_callback(cbs, select_padding);
+    nghttp2_session_callbacks_set_send_data_callback(cbs, h2_session_send_data);
+    nghttp2_session_callbacks_set_data_source_read_length_callback(cbs, read_length);
+    return cbs;
+}

@@ -1,0 +1,144 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+#ifndef H2_SESSION_INT_H
+#define H2_SESSION_INT_H
+
+/* What the files of a session share (h2_session.c, h2_session_cb.c,
+ * h2_session_out.c, h2_session_loop.c, h2_session_fail.c, h2_upgrade.c).
+ * Every function here runs in the connection thread that owns the
+ * session; workers never see a session (they see h2_x). */
+
+#include <nghttp2/nghttp2.h>
+
+#include "h2_abuse.h"
+#include "h2_c1_io.h"
+#include "h2_lifecycle.h"
+#include "h2_session.h"
+#include "h2_stream.h"
+#include "h2_x.h"
+
+/* How often a connection thread that waits on workers looks at the MPM,
+ * so that a graceful stop is noticed. */
+#define H2_WAIT_SLICE apr_time_from_msec(500)
+/* How long a shutdown notice waits for the client's PING answer: several
+ * round trips of any real network. */
+#define H2_STOP_NOTICE_WAIT apr_time_from_msec(1000)
+#define H2_STOP_PING "h2-stop!"   /* 8 bytes of PING payload */
+#define H2_MAX_STREAM_ID 0x7fffffff
+
+/* A connection with streams in flight keeps its MPM thread while it waits
+ * for them; under a steady load it never goes idle. After this long it
+ * hands the thread back (the MPM queues it again at once), so that
+ * connections waiting for a thread get their turn: without it, more busy
+ * connections than MPM threads starve the rest until they time out. */
+#define H2_C1_TURN apr_time_from_msec(100)
+
+/* What a connection's request heads may hold together, per stream it may
+ * have open (at least two full header blocks, see h2_session_create). */
+#define H2_CONN_HEAD_SHARE (32 * 1024)
+
+/* RFC 9113 5.1.2 makes a stream over the advertised concurrency limit a
+ * stream error, so the other streams go on; nghttp2 treats it as a
+ * connection error once the limit is acknowledged. So nghttp2 gets a
+ * higher limit and the client sees ours in our first SETTINGS frame,
+ * patched on its way out (h2_session_cb.c); on_begin_headers() enforces
+ * ours with REFUSED_STREAM. */
+#define H2_NGH_STREAMS(max) ((max) > 0x3fffffff? 0x7fffffff : 2 * (max) + 10)
+
+/* --- h2_session.c: state, streams --- */
+
+/* The one place session states change (table: h2_lifecycle.c). */
+void h2_session_transit(h2_session *s, h2_session_event ev);
+
+/* The session's stream with id (NULL: none, or nghttp2 closed it). */
+h2_stream *h2_session_stream(h2_session *s, int32_t id);
+void h2_session_link(h2_session *s, h2_stream *stream);
+void h2_session_unlink(h2_session *s, h2_stream *stream);
+
+/* A worker is to run the stream: fix what it will see, queue it for
+ * h2_session_dispatch(). */
+void h2_session_schedule_later(h2_session *s, h2_stream *stream);
+
+/* The stream is closed and no worker has it: free it after this round. */
+void h2_session_purge_later(h2_session *s, h2_stream *stream);
+
+/* Free the streams h2_session_purge_later() collected. */
+void h2_session_purge(h2_session *s);
+
+/* --- h2_session_fail.c: the one way out --- */
+
+/* Something went wrong on stream_id (RST_STREAM with code), or with the
+ * connection (stream_id 0: GOAWAY with code, close once it is out); why
+ * goes to the log and into the GOAWAY's debug data. A fault of the client
+ * on a stream counts toward H2MaxStreamErrors. Returns nghttp2's answer. */
+int h2_session_fail(h2_session *s, int32_t stream_id, uint32_t code, const char *why);
+
+/* Submit a GOAWAY naming last_id; every GOAWAY goes through here. */
+int h2_session_goaway(h2_session *s, int32_t last_id, uint32_t code, const char *why);
+
+/* Log what nghttp2 refused (rv != 0) for stream_id; returns rv. Every
+ * nghttp2 call that can fail goes through here or h2_session_fail(). */
+int h2_session_ngcheck(h2_session *s, int32_t stream_id, const char *what, int rv);
+
+/* Move on to stopping phase (never back). */
+void h2_session_stopping(h2_session *s, h2_stop_phase phase);
+const char *h2_stop_phase_str(h2_stop_phase phase);
+
+/* 1 when code says the client broke the protocol on a stream. */
+int h2_session_is_fault(uint32_t code);
+
+/* Count the client's fault on stream id once (H2MaxStreamErrors). */
+void h2_session_count_fault(h2_session *s, int32_t id);
+
+/* Count a frame of a flood kind; 0 when the budget ran out (GOAWAY sent). */
+int h2_session_flood_check(h2_session *s, h2_flood_kind kind);
+
+/* Count a reset by the client; 0 when the budget ran out (GOAWAY sent). */
+int h2_session_reset_check(h2_session *s);
+
+/* --- h2_session_cb.c: the client's frames --- */
+
+/* nghttp2's callbacks for a session (the caller frees them). */
+nghttp2_session_callbacks *h2_session_callbacks(void);
+
+/* --- h2_session_out.c: responses --- */
+
+/* Answer stream with status and no body, without a worker. */
+void h2_session_answer(h2_session *s, h2_stream *stream, int status);
+
+/* Hand the streams waiting for workers over, within the connection's share. */
+void h2_session_dispatch(h2_session *s);
+
+/* Take over what the workers produced; returns the streams that had news. */
+int h2_session_collect(h2_session *s);
+
+/* Streams waiting for their window: look again after a WINDOW_UPDATE on
+ * stream_id (0: the connection) or SETTINGS. */
+void h2_session_resume_windows(h2_session *s, int32_t stream_id, int32_t increment);
+
+/* Streams that waited for the bucket of small frames: try again. */
+void h2_session_retry_windows(h2_session *s);
+
+/* nghttp2's send_data callback: a DATA frame's payload into the output. */
+int h2_session_send_data(nghttp2_session *ngh, nghttp2_frame *frame,
+                         const uint8_t *framehd, size_t length,
+                         nghttp2_data_source *source, void *ud);
+
+/* --- h2_upgrade.c --- */
+
+/* Stream 1 of an h2c upgrade: the HTTP/1.1 request r that asked for it. */
+apr_status_t h2_session_upgrade(h2_session *s, request_rec *r);
+
+#endif

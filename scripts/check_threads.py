@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Check mod_h2's thread-naming rule (docs/design.md, "Threads"):
+
+  * code that runs in workers (WORKER_FILES) sees no session or stream:
+    it includes neither h2_session*.h nor h2_stream.h, and calls no
+    h2_session_*, h2_stream_*, h2_c1_* or h2_x_c1_* function;
+  * code that runs in connection threads (C1_FILES) calls no h2_x_worker_*;
+  * in h2_x.c, a h2_x_c1_* function calls no h2_x_worker_* function and the
+    other way round;
+  * every function h2_x.h declares is named h2_x_c1_*, h2_x_worker_* or
+    one of the few either thread may call (EITHER).
+
+Prints each violation and exits 1 if there is any. --src DIR checks the
+sources in DIR instead of mod_h2/."""
+
+import os
+import re
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(TOP, "mod_h2")
+
+WORKER_FILES = ["h2_c2.c", "h2_request.c", "h2_response.c"]
+C1_FILES = ["h2_session.c", "h2_session_cb.c", "h2_session_out.c", "h2_session_loop.c",
+            "h2_session_fail.c", "h2_upgrade.c", "h2_stream.c", "h2_c1.c", "h2_c1_io.c",
+            "h2_c1_idle.c", "h2_protocol.c"]
+EITHER = {"h2_x_state_str", "h2_x_invalid_transitions"}
+CALL = re.compile(r"\b(h2_\w+)\s*\(")
+DEF = re.compile(r"^[A-Za-z_][\w\s\*]*?\b(h2_x_\w+)\s*\(", re.M)
+
+
+def code_of(path):
+    text = open(path, encoding="utf-8").read()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)      # comments
+    return re.sub(r'"(\\.|[^"\\])*"', '""', text)          # strings
+
+
+def bodies(text):
+    """(name, body) of each function defined at top level in text."""
+    out = []
+    for m in DEF.finditer(text):
+        start = text.find("\n{", m.end())
+        semi = text.find(";", m.end())
+        if start < 0 or (0 <= semi < start):
+            continue
+        end = text.find("\n}", start)
+        out.append((m.group(1), text[start:end]))
+    return out
+
+
+def main(argv):
+    global SRC
+    if argv[:1] == ["--src"]:
+        SRC = argv[1]
+    bad = []
+    for f in WORKER_FILES:
+        code = code_of(os.path.join(SRC, f))
+        raw = open(os.path.join(SRC, f), encoding="utf-8").read()
+        for inc in re.findall(r'#include "(h2_session\w*\.h|h2_stream\.h)"', raw):
+            bad.append("%s (worker) includes %s" % (f, inc))
+        for name in sorted(set(CALL.findall(code))):
+            if re.match(r"h2_(session|stream|c1|x_c1)_", name):
+                bad.append("%s (worker) calls %s()" % (f, name))
+    for f in C1_FILES:
+        for name in sorted(set(CALL.findall(code_of(os.path.join(SRC, f))))):
+            if name.startswith("h2_x_worker_"):
+                bad.append("%s (connection thread) calls %s()" % (f, name))
+    for name, body in bodies(code_of(os.path.join(SRC, "h2_x.c"))):
+        calls = set(CALL.findall(body))
+        for other in ("c1", "worker"):
+            mine = "h2_x_%s_" % ("worker" if other == "c1" else "c1")
+            if name.startswith(mine):
+                for c in sorted(calls):
+                    if c.startswith("h2_x_%s_" % other):
+                        bad.append("h2_x.c: %s() calls %s()" % (name, c))
+    header = re.sub(r"typedef[^;]*;", "", code_of(os.path.join(SRC, "h2_x.h")))
+    for name in re.findall(r"\b(h2_x_\w+)\s*\(", header):
+        if not re.match(r"h2_x_(c1|worker)_", name) and name not in EITHER:
+            bad.append("h2_x.h: %s() does not say which thread calls it" % name)
+    for b in bad:
+        print(b)
+    print("thread naming: %d violation(s)" % len(bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
