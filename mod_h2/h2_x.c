@@ -147,11 +147,16 @@ static void signal_worker_locked(h2_x *x)
     }
 }
 
-static void wake_c1_locked(h2_xconn *xc)
+static void wake_c1_locked(h2_xconn *xc, int id, const char *why)
 {
     if (xc->c1_polling && !xc->wakeup_sent) {
         xc->wakeup_sent = 1;
         h2_c1_waiter_wake(xc->waiter);
+        if (APLOGctrace3(xc->set->c1)) {
+            ap_log_cerror(APLOG_MARK, APLOG_TRACE3, 0, xc->set->c1,
+                          "h2_x(%ld-%d): wakes the connection thread (%s)",
+                          xc->set->c1->id, id, why);
+        }
     }
 }
 
@@ -174,16 +179,16 @@ static void ready_locked(h2_x *x, int wake)
         xc->wake_deferred = 1;
     }
     else if (wake != H2_WAKE_NONE) {
-        wake_c1_locked(xc);
+        wake_c1_locked(xc, x->req.id, wake == H2_WAKE_HARD? "now" : "soon");
     }
 }
 
-/* One stream fewer waits in the queue. */
-static void unqueued_locked(h2_xconn *xc)
+/* One stream (x) fewer waits in the queue. */
+static void unqueued_locked(h2_xconn *xc, h2_x *x)
 {
     if (xc->n_queued > 0 && --xc->n_queued == 0 && xc->wake_deferred) {
         xc->wake_deferred = 0;
-        wake_c1_locked(xc);
+        wake_c1_locked(xc, x->req.id, "deferred");
     }
 }
 
@@ -321,7 +326,7 @@ int h2_x_c1_abort(h2_x *x)
         apr_thread_mutex_lock(xc->mutex);
         transit_locked(x, H2_XS_DONE, "taken back");
         xc->n_processing--;
-        unqueued_locked(xc);
+        unqueued_locked(xc, x);
         apr_thread_mutex_unlock(xc->mutex);
         return 0;
     }
@@ -426,6 +431,12 @@ int h2_x_c1_collect(h2_xconn *xc, h2_x_collect_cb *cb, void *ctx)
         }
         xc->mem_in -= consumed;
         apr_thread_mutex_unlock(xc->mutex);
+        if (APLOGctrace3(xc->set->c1)) {
+            ap_log_cerror(APLOG_MARK, APLOG_TRACE3, 0, xc->set->c1,
+                          "h2_x(%ld-%d): output taken over, %" APR_SIZE_T_FMT
+                          " body bytes read%s", xc->set->c1->id, x->req.id,
+                          consumed, done? ", worker done" : "");
+        }
         ++n;
         cb(ctx, x->owner, consumed, done);
     }
@@ -631,7 +642,7 @@ const h2_x_req *h2_x_worker_take(h2_x *x, h2_worker *wk, conn_rec **pc2)
     transit_locked(x, H2_XS_RUNNING, "taken by a worker");
     x->worker = wk;
     aborted = x->aborted;
-    unqueued_locked(xc);
+    unqueued_locked(xc, x);
     if (!aborted && xc->c2_free->nelts > 0) {
         *pc2 = *(conn_rec **)apr_array_pop(xc->c2_free);
     }
@@ -649,6 +660,12 @@ static apr_status_t wait_for_room_locked(h2_x *x)
     while (x->out_buffered >= xc->set->stream_max_mem && !x->aborted) {
         /* the client reads slower than we produce */
         ready_locked(x, H2_WAKE_HARD);
+        if (APLOGctrace2(xc->set->c1)) {
+            ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
+                          "h2_x(%ld-%d): worker waits for room (%" APR_SIZE_T_FMT
+                          " bytes buffered)", xc->set->c1->id, x->req.id,
+                          x->out_buffered);
+        }
         x->worker_waits = 1;
         rv = h2_worker_wait(x->worker, xc->mutex, xc->set->stream_timeout);
         x->worker_waits = 0;
@@ -802,6 +819,11 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
         }
         rv = APR_TIMEUP;
         if (wait > 0) {
+            if (APLOGctrace2(xc->set->c1)) {
+                ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
+                              "h2_x(%ld-%d): worker waits for request body",
+                              xc->set->c1->id, x->req.id);
+            }
             x->worker_waits = 1;
             rv = h2_worker_wait(x->worker, xc->mutex, wait);
             x->worker_waits = 0;

@@ -1,0 +1,61 @@
+"""Trace logging that follows one stream: with `LogLevel h2:trace2`, every
+transition of a stream's lifecycle (RFC 9113 state names) and of its
+hand-off to a worker is logged with "(<connection>-<stream>)", so that one
+grep for it (in the lines of one child, whose pid every line carries)
+tells the stream's story in order. mod_h2's own log format: not run
+against the stock module."""
+
+import re
+
+import pytest
+
+from h2client import H2Client, remove_conf
+
+pytestmark = pytest.mark.h2
+
+
+@pytest.fixture
+def trace2(env):
+    if env.module != "ours":
+        pytest.skip("mod_h2's own trace messages")
+    env.add_conf("tracing", "LogLevel warn h2:trace2\n", "server")
+    env.reload()
+    yield
+    remove_conf(env, "tracing", "server")
+    env.reload()
+
+
+def story(env, start, stream_id):
+    """The trace lines of the last connection that had stream_id."""
+    text = env.sandbox.log_since(start)
+    conns = re.findall(r"h2_x\((\d+)-%d\): new -> pending" % stream_id, text)
+    assert conns, text[-3000:]
+    tag = "(%s-%d)" % (conns[-1], stream_id)
+    return [line.split("] ", 4)[-1] for line in text.splitlines() if tag in line]
+
+
+def index(lines, text):
+    for i, line in enumerate(lines):
+        if text in line:
+            return i
+    raise AssertionError("%r not in:\n%s" % (text, "\n".join(lines)))
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_one_grep_follows_a_stream_from_headers_to_purge(env, trace2, how):
+    start = env.sandbox.log_size()
+    with H2Client.connect(env, how) as c:
+        r = c.get("/1k.txt")
+    assert r.status == 200
+    lines = story(env, start, r.stream_id)
+    opened = index(lines, "IDLE -[HEADERS_IN]-> OPEN")
+    half = index(lines, "OPEN -[EOS_IN]-> HALF_CLOSED_REMOTE")
+    pend = index(lines, "new -> pending")
+    queued = index(lines, "pending -> queued")
+    running = index(lines, "queued -> running")
+    done = index(lines, "running -> done")
+    closed = index(lines, "HALF_CLOSED_REMOTE -[EOS_OUT]-> CLOSED")
+    purged = index(lines, "CLOSED -[PURGE]-> PURGED")
+    assert opened < half < pend < queued < running < done
+    assert running < closed < purged
+    assert not [l for l in lines if "invalid transition" in l]
