@@ -121,24 +121,7 @@ void h2_session_purge_later(h2_session *s, h2_stream *stream)
     s->purge = stream;
 }
 
-/* Drop the purged streams from a list linked through the
- * member at offset link; returns the new last element. */
-static h2_stream *unlist_purged(h2_stream **head, apr_size_t link)
-{
-    h2_stream **pp = head, *last = NULL;
-#define H2_NEXT(st) (*(h2_stream **)((char *)(st) + link))
-    while (*pp) {
-        if ((*pp)->state == H2_SS_PURGED) {
-            *pp = H2_NEXT(*pp);
-        }
-        else {
-            last = *pp;
-            pp = &H2_NEXT(*pp);
-        }
-    }
-#undef H2_NEXT
-    return last;
-}
+#define PURGED(stream) ((stream)->state == H2_SS_PURGED)
 
 void h2_session_purge(h2_session *s)
 {
@@ -149,7 +132,7 @@ void h2_session_purge(h2_session *s)
         on_new |= stream->on_new;
     }
     if (on_new) {
-        s->new_last = unlist_purged(&s->new_first, APR_OFFSETOF(h2_stream, next_new));
+        H2_UNLIST(h2_stream, &s->new_first, next_new, PURGED, s->new_last);
     }
     if (s->purge) {
         h2_x_c1_purge(s->xc);

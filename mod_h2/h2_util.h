@@ -37,6 +37,24 @@ void h2_util_release_free_memory(void);
  * the module's threads from the MPM's. */
 void h2_util_thread_name(const char *name);
 
+/* Drop from the singly linked list at *head (elements of type, linked
+ * through member next) those for which gone(element) is true, in one pass
+ * (unlinking each alone walks the list each time: quadratic with many
+ * streams); last becomes the new last element (NULL when empty). */
+#define H2_UNLIST(type, head, next, gone, last) do {            \
+        type **pp_ = (head);                                    \
+        (last) = NULL;                                          \
+        while (*pp_) {                                          \
+            if (gone(*pp_)) {                                   \
+                *pp_ = (*pp_)->next;                            \
+            }                                                   \
+            else {                                              \
+                (last) = *pp_;                                  \
+                pp_ = &(*pp_)->next;                            \
+            }                                                   \
+        }                                                       \
+    } while (0)
+
 /* Name of an RFC 9113 error code, for logs. */
 const char *h2_util_error_str(uint32_t code);
 

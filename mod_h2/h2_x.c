@@ -46,12 +46,15 @@ struct h2_xconn {
     apr_thread_cond_t *done_cond;   /* workers finished, at teardown;
                                      * NULL under prefork */
     h2_x *all;                      /* live streams (connection thread) */
+    h2_x *sent_first;               /* sent data since the last collect
+                                     * (connection thread) */
+    h2_hqueue sent_chunks;          /* consumed, freed (into hpool, under
+                                     * the lock) at the next collect
+                                     * (connection thread) */
 
     /* under mutex */
     h2_hpool hpool;
     h2_x *ready_first, *ready_last;
-    h2_x *sent_first;               /* sent data since the last collect */
-    h2_hqueue sent_chunks;          /* consumed, freed at the next collect */
     apr_size_t mem_in;              /* request body bytes buffered */
     apr_size_t mem_out;             /* response bytes buffered (a file
                                      * range counts H2_HCHUNK_FILE_COST) */
@@ -86,11 +89,11 @@ struct h2_x {
     int worker_waits;               /* sleeps on its worker's cond */
     int ready;                      /* in the ready list */
     h2_x *next_ready;
+
+    /* connection thread only */
     int in_sent_list;
     h2_x *next_sent;
     int forgotten;                  /* to be purged */
-
-    /* connection thread only */
     h2_hqueue c1_out;               /* response chunks taken over */
     h2_hqueue held;                 /* fields nghttp2 points into */
     apr_size_t c1_sent;             /* bytes sent since the last collect */
@@ -464,12 +467,10 @@ void h2_x_c1_sent(h2_x *x, apr_size_t n)
 
     x->c1_sent += n;
     if (!x->in_sent_list) {
-        /* the list is the connection thread's; collect reads it locked */
-        apr_thread_mutex_lock(xc->mutex);
+        /* the sent list is the connection thread's alone: no lock */
         x->in_sent_list = 1;
         x->next_sent = xc->sent_first;
         xc->sent_first = x;
-        apr_thread_mutex_unlock(xc->mutex);
     }
 }
 
@@ -478,24 +479,7 @@ void h2_x_c1_forget(h2_x *x)
     x->forgotten = 1;   /* written and read by the connection thread */
 }
 
-/* Drop the forgotten from a list linked through the member at offset
- * link; returns the new last element. */
-static h2_x *unlist_forgotten(h2_x **head, apr_size_t link)
-{
-    h2_x **pp = head, *last = NULL;
-#define H2_NEXT(x) (*(h2_x **)((char *)(x) + link))
-    while (*pp) {
-        if ((*pp)->forgotten) {
-            *pp = H2_NEXT(*pp);
-        }
-        else {
-            last = *pp;
-            pp = &H2_NEXT(*pp);
-        }
-    }
-#undef H2_NEXT
-    return last;
-}
+#define FORGOTTEN(x) ((x)->forgotten)
 
 void h2_x_c1_purge(h2_xconn *xc)
 {
@@ -503,13 +487,14 @@ void h2_x_c1_purge(h2_xconn *xc)
      * as the open streams (quadratic at -m 100) */
     apr_thread_mutex_lock(xc->mutex);
     if (xc->ready_first) {
-        xc->ready_last = unlist_forgotten(&xc->ready_first,
-                                          APR_OFFSETOF(h2_x, next_ready));
-    }
-    if (xc->sent_first) {
-        unlist_forgotten(&xc->sent_first, APR_OFFSETOF(h2_x, next_sent));
+        H2_UNLIST(h2_x, &xc->ready_first, next_ready, FORGOTTEN, xc->ready_last);
     }
     apr_thread_mutex_unlock(xc->mutex);
+    if (xc->sent_first) {
+        h2_x *last_sent;
+        H2_UNLIST(h2_x, &xc->sent_first, next_sent, FORGOTTEN, last_sent);
+        (void)last_sent;
+    }
 }
 
 void h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout)
