@@ -22,7 +22,7 @@
 /* RFC 9113 figure 2, server side, without push. RESET and CLOSED come
  * from nghttp2's close callback (or an RST_STREAM) in any state before
  * PURGED; a closed stream stays closed. */
-static const signed char stream_table[H2_SS_COUNT][H2_SSEV_COUNT] = {
+const signed char h2_stream_table[H2_SS_COUNT][H2_SSEV_COUNT] = {
     /*                     HEADERS_IN   EOS_IN               EOS_OUT              RESET         CLOSED        PURGE */
     [H2_SS_IDLE]         = { H2_SS_OPEN, X,                   X,                   H2_SS_CLOSED, H2_SS_CLOSED, X },
     [H2_SS_OPEN]         = { X,          H2_SS_CLOSED_REMOTE, H2_SS_CLOSED_LOCAL,  H2_SS_CLOSED, H2_SS_CLOSED, X },
@@ -36,7 +36,7 @@ static const signed char stream_table[H2_SS_COUNT][H2_SSEV_COUNT] = {
  * client leaves, fails or times out, or the drain ends. Events after DONE
  * (streams closing at teardown) change nothing. */
 #define ANY_END H2_SESS_DRAIN, H2_SESS_DRAIN, H2_SESS_DONE, H2_SESS_DONE, H2_SESS_DONE
-static const signed char session_table[H2_SESS_COUNT][H2_SEV_COUNT] = {
+const signed char h2_session_table[H2_SESS_COUNT][H2_SEV_COUNT] = {
     /*                START         IO             WAIT           NO_IO          NO_STREAMS    SHUTDOWN..TIMEOUT */
     [H2_SESS_INIT]  = { H2_SESS_BUSY, H2_SESS_BUSY,  H2_SESS_WAIT,  H2_SESS_IDLE,  H2_SESS_INIT,  ANY_END },
     [H2_SESS_BUSY]  = { X,            H2_SESS_BUSY,  H2_SESS_WAIT,  H2_SESS_IDLE,  H2_SESS_BUSY,  ANY_END },
@@ -46,22 +46,6 @@ static const signed char session_table[H2_SESS_COUNT][H2_SEV_COUNT] = {
     [H2_SESS_DONE]  = { X,            H2_SESS_DONE,  H2_SESS_DONE,  H2_SESS_DONE,  H2_SESS_DONE,
                         H2_SESS_DONE, H2_SESS_DONE, H2_SESS_DONE, H2_SESS_DONE, H2_SESS_DONE },
 };
-
-int h2_stream_next(h2_stream_state from, h2_stream_event ev)
-{
-    if ((unsigned)from >= H2_SS_COUNT || (unsigned)ev >= H2_SSEV_COUNT) {
-        return X;
-    }
-    return stream_table[from][ev];
-}
-
-int h2_session_next(h2_session_state from, h2_session_event ev)
-{
-    if ((unsigned)from >= H2_SESS_COUNT || (unsigned)ev >= H2_SEV_COUNT) {
-        return X;
-    }
-    return session_table[from][ev];
-}
 
 const char *h2_stream_state_str(h2_stream_state state)
 {

@@ -61,7 +61,7 @@ void h2_session_transit(h2_session *s, h2_session_event ev)
     }
     if (n != (int)old) {
         s->state = (h2_session_state)n;
-        if (APLOGctrace1(s->c1)) {   /* runs several times per request */
+        if (s->xset.loglevel >= APLOG_TRACE1) {   /* several times a request */
             ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
                           "h2_session(%ld): %s -[%s]-> %s (%d open, %d in workers)",
                           s->c1->id, h2_session_state_str(old), h2_session_event_str(ev),
@@ -155,7 +155,11 @@ static apr_status_t session_teardown(void *data)
 
     h2_c1_idle_unpark(s);
 
-    h2_x_c1_teardown(s->xc);
+    h2_x_c1_teardown_start(s->xc);
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        h2_x_c1_abort(stream->x);
+    }
+    h2_x_c1_teardown_wait(s->xc);
     h2_session_purge(s);
     while ((stream = s->streams) != NULL) {
         h2_session_unlink(s, stream);
@@ -206,6 +210,7 @@ static void read_config(h2_session *s)
     h2_config_workers(s->s, &minw, &maxw, &idle_secs);
     ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
     s->xset.c1 = s->c1;
+    s->xset.loglevel = ap_get_conn_module_loglevel(s->c1, APLOG_MODULE_INDEX);
     s->xset.max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
                              : (maxw / 2 > 1? maxw / 2 : 1);
     s->xset.threaded = (threaded != AP_MPMQ_NOT_SUPPORTED);

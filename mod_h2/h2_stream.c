@@ -87,10 +87,11 @@ h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
     stream->created = apr_time_now();
     h2_req_head_init(&stream->req, pool, &session->hdr_limits);
     stream->x = h2_x_c1_create(session->xc, pool, id, stream);
+    stream->trace = session->xset.loglevel;
     return stream;
 }
 
-void h2_stream_transit(h2_stream *stream, h2_stream_event ev)
+void h2_stream_transit_note(h2_stream *stream, h2_stream_event ev)
 {
     h2_stream_state old = stream->state;
     int n = h2_stream_next(old, ev);
@@ -103,14 +104,12 @@ void h2_stream_transit(h2_stream *stream, h2_stream_event ev)
                       h2_stream_event_str(ev));
         return;
     }
+    stream->state = (h2_stream_state)n;
     if (n != (int)old) {
-        stream->state = (h2_stream_state)n;
-        if (APLOGctrace1(c1)) {   /* runs 4x per stream */
-            ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, c1,
-                          "h2_stream(%ld-%d): %s -[%s]-> %s", c1->id, stream->id,
-                          h2_stream_state_str(old), h2_stream_event_str(ev),
-                          h2_stream_state_str(stream->state));
-        }
+        ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, c1,
+                      "h2_stream(%ld-%d): %s -[%s]-> %s", c1->id, stream->id,
+                      h2_stream_state_str(old), h2_stream_event_str(ev),
+                      h2_stream_state_str(stream->state));
     }
 }
 

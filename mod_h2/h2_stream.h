@@ -16,6 +16,7 @@
 #define H2_STREAM_H
 
 #include <httpd.h>
+#include <http_log.h>
 #include "h2_headers_check.h"
 #include "h2_handoff.h"
 #include "h2_lifecycle.h"
@@ -33,6 +34,7 @@ struct h2_stream {
 
     /* Connection thread only; what workers see of it goes through x. */
     h2_x *x;                       /* the exchange with its worker */
+    int trace;                     /* the session's log level */
     h2_req_head req;               /* request header block */
     h2_req_head trailer_head;      /* request trailer block */
     apr_table_t *trailers_in;
@@ -58,9 +60,23 @@ apr_status_t h2_stream_child_init(apr_pool_t *pchild);
  * when the child's stream allocator is not there). */
 h2_stream *h2_stream_create(struct h2_session *session, int id, apr_pool_t *parent);
 
+/* The slow path of h2_stream_transit(): an invalid transition (warned
+ * of) or one to trace. */
+void h2_stream_transit_note(h2_stream *stream, h2_stream_event ev);
+
 /* The one place stream states change, as the table in h2_lifecycle.c
- * says; traces each transition, warns of an invalid one. */
-void h2_stream_transit(h2_stream *stream, h2_stream_event ev);
+ * says; traces each transition (trace1), warns of an invalid one. Inline:
+ * it runs 6 times a stream. */
+static APR_INLINE void h2_stream_transit(h2_stream *stream, h2_stream_event ev)
+{
+    int n = h2_stream_next(stream->state, ev);
+    if (n >= 0 && stream->trace < APLOG_TRACE1) {
+        stream->state = (h2_stream_state)n;
+    }
+    else {
+        h2_stream_transit_note(stream, ev);
+    }
+}
 
 /* Free the stream's exchange and pool. */
 void h2_stream_destroy(h2_stream *stream);

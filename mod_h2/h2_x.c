@@ -45,7 +45,6 @@ struct h2_xconn {
     apr_thread_mutex_t *mutex;
     apr_thread_cond_t *done_cond;   /* workers finished, at teardown;
                                      * NULL under prefork */
-    h2_x *all;                      /* live streams (connection thread) */
     h2_x *sent_first;               /* sent data since the last collect
                                      * (connection thread) */
     h2_hqueue sent_chunks;          /* consumed, freed (into hpool, under
@@ -73,7 +72,6 @@ struct h2_x {
     h2_xconn *xc;
     void *owner;
     h2_x_req req;                   /* invariant 1 */
-    h2_x *prev_all, *next_all;
 
     /* under xc->mutex */
     h2_x_state state;
@@ -116,26 +114,35 @@ static const unsigned char allowed[] = {
     [H2_XS_DONE]    = 0,
 };
 
-/* Move x to state to, as the table allows; under the lock, either thread
- * (NEW -> PENDING without: no worker sees the stream before it is queued). */
-static int transit_locked(h2_x *x, h2_x_state to, const char *why)
+/* An invalid or traced transition of x (the slow path of transit_locked). */
+static int transit_note(h2_x *x, h2_x_state to, const char *why)
 {
     conn_rec *c1 = x->req.set->c1;
 
     if (!(allowed[x->state] & (1u << to))) {
         apr_atomic_inc32(&invalid_transitions);
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, c1, APLOGNO(21088)
-                      "h2_x(%ld-%d): invalid transition of the hand-off: %s -> %s (%s)", c1->id,
-                      x->req.id, h2_x_state_str(x->state), h2_x_state_str(to), why);
+                      "h2_x(%ld-%d): invalid transition of the hand-off: %s -> %s (%s)",
+                      c1->id, x->req.id, h2_x_state_str(x->state), h2_x_state_str(to),
+                      why);
         return 0;
     }
-    if (APLOGctrace2(c1)) {
-        ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, c1, "h2_x(%ld-%d): %s -> %s (%s)",
-                      c1->id, x->req.id, h2_x_state_str(x->state),
-                      h2_x_state_str(to), why);
-    }
+    ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, c1, "h2_x(%ld-%d): %s -> %s (%s)",
+                  c1->id, x->req.id, h2_x_state_str(x->state), h2_x_state_str(to), why);
     x->state = to;
     return 1;
+}
+
+/* Move x to state to, as the table allows; under the lock, either thread
+ * (NEW -> PENDING without: no worker sees the stream before it is queued).
+ * Inline: it runs 5 times a stream. */
+static APR_INLINE int transit_locked(h2_x *x, h2_x_state to, const char *why)
+{
+    if ((allowed[x->state] & (1u << to)) && x->req.set->loglevel < APLOG_TRACE2) {
+        x->state = to;
+        return 1;
+    }
+    return transit_note(x, to, why);
 }
 
 unsigned int h2_x_invalid_transitions(void)
@@ -155,7 +162,7 @@ static void wake_c1_locked(h2_xconn *xc, int id, const char *why)
     if (xc->c1_polling && !xc->wakeup_sent) {
         xc->wakeup_sent = 1;
         h2_c1_waiter_wake(xc->waiter);
-        if (APLOGctrace3(xc->set->c1)) {
+        if (xc->set->loglevel >= APLOG_TRACE3) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE3, 0, xc->set->c1,
                           "h2_x(%ld-%d): wakes the connection thread (%s)",
                           xc->set->c1->id, id, why);
@@ -232,9 +239,6 @@ h2_x *h2_x_c1_create(h2_xconn *xc, apr_pool_t *p, int id, void *owner)
     x->req.set = xc->set;
     x->req.id = id;
     x->state = H2_XS_NEW;
-    x->next_all = xc->all;
-    if (xc->all) xc->all->prev_all = x;
-    xc->all = x;
     return x;
 }
 
@@ -259,9 +263,6 @@ void h2_x_c1_destroy(h2_x *x)
                       "h2_x(%ld-%d): invalid transition: freed while %s", xc->set->c1->id, x->req.id,
                       h2_x_state_str(x->state));
     }
-    if (x->prev_all) x->prev_all->next_all = x->next_all;
-    else xc->all = x->next_all;
-    if (x->next_all) x->next_all->prev_all = x->prev_all;
     apr_thread_mutex_lock(xc->mutex);
     /* what the connection's budget still counts for this stream */
     xc->mem_in -= x->in.mem + x->in_consumed;
@@ -339,7 +340,7 @@ int h2_x_c1_abort(h2_x *x)
         /* the response is no longer wanted: stop the handler early */
         x->aborted = 1;
         signal_worker_locked(x);
-        if (APLOGctrace2(xc->set->c1)) {
+        if (xc->set->loglevel >= APLOG_TRACE2) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
                           "h2_x(%ld-%d): worker told to stop", xc->set->c1->id,
                           x->req.id);
@@ -434,7 +435,7 @@ int h2_x_c1_collect(h2_xconn *xc, h2_x_collect_cb *cb, void *ctx)
         }
         xc->mem_in -= consumed;
         apr_thread_mutex_unlock(xc->mutex);
-        if (APLOGctrace3(xc->set->c1)) {
+        if (xc->set->loglevel >= APLOG_TRACE3) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE3, 0, xc->set->c1,
                           "h2_x(%ld-%d): output taken over, %" APR_SIZE_T_FMT
                           " body bytes read%s", xc->set->c1->id, x->req.id,
@@ -577,20 +578,15 @@ void h2_x_c1_idle(h2_xconn *xc, int final)
     }
 }
 
-void h2_x_c1_teardown(h2_xconn *xc)
+void h2_x_c1_teardown_start(h2_xconn *xc)
 {
-    h2_x *x;
-
     apr_thread_mutex_lock(xc->mutex);
     xc->tearing_down = 1;
-    for (x = xc->all; x; x = x->next_all) {
-        x->aborted = 1;
-        signal_worker_locked(x);
-    }
     apr_thread_mutex_unlock(xc->mutex);
-    for (x = xc->all; x; x = x->next_all) {
-        h2_x_c1_abort(x);
-    }
+}
+
+void h2_x_c1_teardown_wait(h2_xconn *xc)
+{
     apr_thread_mutex_lock(xc->mutex);
     if (xc->done_cond) {
         while (xc->n_processing > 0) {
@@ -645,7 +641,7 @@ static apr_status_t wait_for_room_locked(h2_x *x)
     while (x->out_buffered >= xc->set->stream_max_mem && !x->aborted) {
         /* the client reads slower than we produce */
         ready_locked(x, H2_WAKE_HARD);
-        if (APLOGctrace2(xc->set->c1)) {
+        if (xc->set->loglevel >= APLOG_TRACE2) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
                           "h2_x(%ld-%d): worker waits for room (%" APR_SIZE_T_FMT
                           " bytes buffered)", xc->set->c1->id, x->req.id,
@@ -804,7 +800,7 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
         }
         rv = APR_TIMEUP;
         if (wait > 0) {
-            if (APLOGctrace2(xc->set->c1)) {
+            if (xc->set->loglevel >= APLOG_TRACE2) {
                 ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
                               "h2_x(%ld-%d): worker waits for request body",
                               xc->set->c1->id, x->req.id);

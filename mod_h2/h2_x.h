@@ -68,6 +68,9 @@ typedef struct h2_x_settings {
     const h2_read_timeouts *read_timeouts;
     int max_processing;                 /* streams with workers at once */
     int threaded;                       /* not prefork: wait on a condition */
+    int loglevel;                       /* the module's on c1, for traces:
+                                         * fixed for a connection, and the
+                                         * check is cheaper than APLOGc* */
 } h2_x_settings;
 
 /* A stream's request as its worker sees it (invariant 1). */
@@ -196,8 +199,10 @@ apr_size_t h2_x_c1_mem_held(h2_xconn *xc);
  * back kept secondaries and cached chunks. */
 void h2_x_c1_idle(h2_xconn *xc, int final);
 
-/* Abort every stream and wait until no worker has one. */
-void h2_x_c1_teardown(h2_xconn *xc);
+/* The connection ends: h2_x_c1_abort() every stream between these two;
+ * the second waits until no worker has one. */
+void h2_x_c1_teardown_start(h2_xconn *xc);
+void h2_x_c1_teardown_wait(h2_xconn *xc);
 
 /* Invalid hand-off transitions seen by this child (tests check for 0). */
 unsigned int h2_x_invalid_transitions(void);
