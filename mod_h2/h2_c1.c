@@ -30,15 +30,15 @@
 #include "h2_protocol.h"
 #include "h2_session.h"
 
-APLOG_USE_MODULE(h2);
-extern module AP_MODULE_DECLARE_DATA h2_module;
+APLOG_USE_MODULE(http2);
+extern module AP_MODULE_DECLARE_DATA http2_module;
 
 h2_c1_ctx *h2_c1_ctx_get(conn_rec *c, int create)
 {
-    h2_c1_ctx *ctx = ap_get_module_config(c->conn_config, &h2_module);
+    h2_c1_ctx *ctx = ap_get_module_config(c->conn_config, &http2_module);
     if (!ctx && create) {
         ctx = apr_pcalloc(c->pool, sizeof(*ctx));
-        ap_set_module_config(c->conn_config, &h2_module, ctx);
+        ap_set_module_config(c->conn_config, &http2_module, ctx);
     }
     return ctx;
 }

@@ -28,7 +28,7 @@
 #include "h2_session.h"
 #include "h2_util.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 static struct {
     apr_thread_mutex_t *mutex;

@@ -31,7 +31,7 @@
 #include "h2_fmap.h"
 #include "h2_util.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 /* Frame bytes are copied into one arena per connection and go down as
  * buckets pointing into it; every write is a blocking flush, so the arena

@@ -39,8 +39,8 @@
 #include "h2_workers.h"
 #include "h2_x.h"
 
-APLOG_USE_MODULE(h2);
-extern module AP_MODULE_DECLARE_DATA h2_module;
+APLOG_USE_MODULE(http2);
+extern module AP_MODULE_DECLARE_DATA http2_module;
 
 /* File ranges below this are copied; a dup()/close() pair costs more. */
 #define H2_FILE_DUP_MIN (16 * 1024)
@@ -70,6 +70,7 @@ typedef struct h2_c2_ctx {
     apr_off_t body_read;
     apr_time_t body_start;      /* the handler began reading the body */
     int no_dup;                 /* descriptors ran out: copy file data */
+    int copy_files;             /* H2CopyFiles of the request's directory */
     int sent_100;
     int seen_head;              /* final response head passed */
     int seen_eos;
@@ -84,6 +85,9 @@ static c2_shell *shells;
 static int nshells, shells_keep;
 static module *mpm_module;
 static ap_filter_rec_t *c2_in_handle, *c2_out_handle;
+/* mod_logio's counters (%I, %O, %S and mod_status's bytes), if it is loaded */
+static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_out) *logio_add_bytes_out;
+static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_in) *logio_add_bytes_in;
 
 /* The signal mask of the MPM's connection threads, for the processes our
  * workers start. A worker thread keeps (nearly) all signals blocked: under
@@ -117,7 +121,7 @@ void h2_c2_note_conn_thread(void)
 
 static h2_c2_ctx *c2_ctx(const conn_rec *c)
 {
-    return ap_get_module_config(c->conn_config, &h2_module);
+    return ap_get_module_config(c->conn_config, &http2_module);
 }
 
 static c2_shell *shell_get(void)
@@ -195,10 +199,13 @@ static conn_rec *c2_create(conn_rec *c1, h2_worker *wk)
     c2->log = c1->log;
     c2->master = c1;
     c2->current_thread = wk->thread;
+    /* the client connection's scoreboard slot: httpd counts each stream's
+     * access and bytes there (mod_status), as for HTTP/1.1 requests */
+    c2->sbh = c1->sbh;
 
     ctx = apr_pcalloc(p, sizeof(*ctx));
     ctx->shell = sh;
-    ap_set_module_config(c2->conn_config, &h2_module, ctx);
+    ap_set_module_config(c2->conn_config, &http2_module, ctx);
     /* modules that look at the socket get a harmless one of their own */
     ap_set_core_module_config(c2->conn_config, dummy_socket);
     if (mpm_module) {
@@ -214,6 +221,13 @@ static conn_rec *c2_create(conn_rec *c1, h2_worker *wk)
     ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, c1,
                   "h2_c2(%ld): secondary connection created", c1->id);
     return c2;
+}
+
+void h2_c2_count_in(conn_rec *c2, apr_off_t bytes)
+{
+    if (logio_add_bytes_in && bytes > 0) {
+        logio_add_bytes_in(c2, bytes);
+    }
 }
 
 void h2_c2_discard(conn_rec *c2)
@@ -376,7 +390,7 @@ static apr_status_t data_item(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b,
     apr_status_t rv;
 
     if (APR_BUCKET_IS_FILE(b) && ctx->seen_head
-        && b->length >= H2_FILE_DUP_MIN && !ctx->req->set->copy_files
+        && b->length >= H2_FILE_DUP_MIN && !ctx->copy_files
         && !ctx->no_dup && file_item(ctx, b, &items[*n])) {
         ++*n;
         return APR_SUCCESS;
@@ -409,6 +423,33 @@ static apr_status_t data_item(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b,
     return APR_SUCCESS;
 }
 
+/* The bytes items carry, for mod_logio: bodies as they are, a response
+ * head as its text would be over HTTP/1.1 (status line, "name: value"
+ * lines, blank line; HTTP/2 compresses it, per connection). */
+static apr_off_t items_bytes(const out_item *items, int n)
+{
+    apr_off_t sum = 0;
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        switch (items[i].type) {
+        case H2_HC_DATA:
+        case H2_HC_FILE:
+            sum += (apr_off_t)items[i].len;
+            break;
+        case H2_HC_HEADERS:
+        case H2_HC_INTERIM:
+        case H2_HC_TRAILERS:
+            sum += h2_util_head_bytes(items[i].type == H2_HC_TRAILERS? 0
+                                      : items[i].status, items[i].fields);
+            break;
+        default:
+            break;
+        }
+    }
+    return sum;
+}
+
 /* Hand one batch of bb's buckets over (up to H2_OUT_BATCH items, or to an
  * EOR), gathered without the lock: bucket memory stays valid until the
  * buckets are deleted after delivery. */
@@ -438,6 +479,9 @@ static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *
     }
     if (n > 0 || !ctx->seen_eos) {
         rv = h2_x_worker_out(ctx->x, items, n, flush || eor);
+    }
+    if (rv == APR_SUCCESS && logio_add_bytes_out) {
+        logio_add_bytes_out(c2, items_bytes(items, n));
     }
     /* else: the response is complete and handed over; the flush and EOR
      * httpd sends after it have nothing to push, and a wakeup of the
@@ -560,6 +604,9 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
     }
     if (!spec) {
         ctx->body_read += n;
+        if (n > 0 && logio_add_bytes_in) {
+            logio_add_bytes_in(c2, n);
+        }
         limit = ctx->r? (apr_off_t)ap_get_limit_req_body(ctx->r) : 0;
         if (limit > 0 && ctx->body_read > limit) {
             ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, c2, APLOGNO(21033)
@@ -595,6 +642,7 @@ static void c2_process(h2_worker *wk, h2_wtask *task)
         ctx->body_read = 0;
         ctx->body_start = 0;
         ctx->no_dup = 0;
+        ctx->copy_files = req->set->copy_files;
         ctx->sent_100 = ctx->seen_head = ctx->seen_eos = 0;
         ctx->interim = NULL;
         ctx->interim_len = 0;
@@ -654,7 +702,24 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
      * module should it ever be unloaded */
     pthread_atfork(NULL, NULL, c2_after_fork_in_child);
     h2_workers_create(s, pchild, minw, maxw, idle, c2_process);
+    logio_add_bytes_out = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_out);
+    logio_add_bytes_in = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_in);
     return APR_SUCCESS;
+}
+
+/* The request's directory is known: H2StreamTimeout and H2CopyFiles may
+ * be set there (the manual allows both per directory). */
+static int c2_directory_settings(request_rec *r)
+{
+    h2_c2_ctx *ctx;
+
+    if (r->main || !r->connection->master || !(ctx = c2_ctx(r->connection))
+        || !ctx->x) {
+        return DECLINED;
+    }
+    h2_x_worker_timeout(ctx->x, h2_config_rget(r, H2_CONF_STREAM_TIMEOUT));
+    ctx->copy_files = (int)h2_config_rget(r, H2_CONF_COPY_FILES);
+    return DECLINED;
 }
 
 /* H2EarlyHint fields go out as a 103 before the handler runs, so that a
@@ -686,6 +751,7 @@ static int c2_early_hints(request_rec *r)
 
 void h2_c2_register_hooks(void)
 {
+    ap_hook_fixups(c2_directory_settings, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_fixups(c2_early_hints, NULL, NULL, APR_HOOK_LAST);
     c2_in_handle = ap_register_input_filter("H2_C2_IN", c2_in_filter, NULL,
                                             AP_FTYPE_NETWORK);

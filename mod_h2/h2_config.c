@@ -22,7 +22,8 @@
 #include "h2.h"
 #include "h2_config.h"
 
-extern module AP_MODULE_DECLARE_DATA h2_module;
+extern module AP_MODULE_DECLARE_DATA http2_module;
+APLOG_USE_MODULE(http2);
 
 typedef enum {
     H2_VT_FLAG,     /* on|off */
@@ -96,7 +97,7 @@ apr_int64_t h2_config_default(h2_conf_var var)
 
 apr_int64_t h2_config_sget(server_rec *s, h2_conf_var var)
 {
-    h2_config *conf = ap_get_module_config(s->module_config, &h2_module);
+    h2_config *conf = ap_get_module_config(s->module_config, &http2_module);
     if (conf && conf->v[var] != H2_CONF_UNSET) {
         return conf->v[var];
     }
@@ -110,7 +111,7 @@ const h2_read_timeouts *h2_config_read_timeouts(server_rec *s)
 {
     static h2_read_timeouts defaults;
     static int defaults_set;
-    h2_config *conf = ap_get_module_config(s->module_config, &h2_module);
+    h2_config *conf = ap_get_module_config(s->module_config, &http2_module);
 
     if (conf && conf->read_timeouts) {
         return conf->read_timeouts;
@@ -124,7 +125,7 @@ const h2_read_timeouts *h2_config_read_timeouts(server_rec *s)
 
 void h2_config_set_read_timeouts(server_rec *s, const h2_read_timeouts *rt)
 {
-    h2_config *conf = ap_get_module_config(s->module_config, &h2_module);
+    h2_config *conf = ap_get_module_config(s->module_config, &http2_module);
     if (conf) {
         conf->read_timeouts = rt;
     }
@@ -132,7 +133,7 @@ void h2_config_set_read_timeouts(server_rec *s, const h2_read_timeouts *rt)
 
 apr_int64_t h2_config_rget(request_rec *r, h2_conf_var var)
 {
-    h2_config *dconf = ap_get_module_config(r->per_dir_config, &h2_module);
+    h2_config *dconf = ap_get_module_config(r->per_dir_config, &http2_module);
     if (dconf && dconf->v[var] != H2_CONF_UNSET) {
         return dconf->v[var];
     }
@@ -141,8 +142,8 @@ apr_int64_t h2_config_rget(request_rec *r, h2_conf_var var)
 
 apr_array_header_t *h2_config_early_hints(request_rec *r)
 {
-    h2_config *dconf = ap_get_module_config(r->per_dir_config, &h2_module);
-    h2_config *sconf = ap_get_module_config(r->server->module_config, &h2_module);
+    h2_config *dconf = ap_get_module_config(r->per_dir_config, &http2_module);
+    h2_config *sconf = ap_get_module_config(r->server->module_config, &http2_module);
     if (dconf && dconf->early_hints) {
         return dconf->early_hints;
     }
@@ -179,6 +180,24 @@ void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
     *pidle_secs = (int)h2_config_sget(s, H2_CONF_MAX_WORKER_IDLE);
 }
 
+/* Features of mod_http2 that mod_h2 does not have yet: the directives are
+ * accepted, so that configurations load, and say at start-up what "on"
+ * does not do here. */
+static void warn_not_implemented(cmd_parms *cmd, h2_conf_var var)
+{
+    const char *what =
+        (var == H2_CONF_PUSH)? "server push is not implemented: no PUSH_PROMISE "
+                               "is sent (H2PushResource and preload links become "
+                               "103 Early Hints with H2EarlyHints on)"
+        : (var == H2_CONF_WEBSOCKETS)? "WebSockets over HTTP/2 (RFC 8441) are "
+                               "not implemented: an extended CONNECT is refused"
+        : "forward proxy requests over HTTP/2 are not implemented: a foreign "
+          ":authority is served like any other host";
+    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, APLOGNO(21097)
+                 "%s on (%s:%d): %s", var_defs[var].name, cmd->directive->filename,
+                 cmd->directive->line_num, what);
+}
+
 static const char *set_var(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     h2_conf_var var = (h2_conf_var)(apr_uintptr_t)cmd->info;
@@ -196,7 +215,7 @@ static const char *set_var(cmd_parms *cmd, void *dirconf, const char *arg)
         conf = dirconf;
     }
     else {
-        conf = ap_get_module_config(cmd->server->module_config, &h2_module);
+        conf = ap_get_module_config(cmd->server->module_config, &http2_module);
     }
 
     switch (def->type) {
@@ -226,6 +245,11 @@ static const char *set_var(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     }
     conf->v[var] = val;
+    if (val == 1 && (var == H2_CONF_PUSH || var == H2_CONF_WEBSOCKETS
+                     || var == H2_CONF_PROXY_REQUESTS)
+        && cmd->pool == cmd->server->process->pconf) {   /* not .htaccess */
+        warn_not_implemented(cmd, var);
+    }
     return NULL;
 }
 
@@ -233,7 +257,7 @@ static const char *set_early_hint(cmd_parms *cmd, void *dirconf,
                                   const char *name, const char *value)
 {
     h2_config *conf = cmd->path? dirconf
-        : ap_get_module_config(cmd->server->module_config, &h2_module);
+        : ap_get_module_config(cmd->server->module_config, &http2_module);
     if (!conf->early_hints) {
         conf->early_hints = apr_array_make(cmd->pool, 4, sizeof(const char *));
     }
@@ -272,6 +296,17 @@ static const char *accept_push_rule(cmd_parms *cmd, void *dirconf,
     return NULL;
 }
 
+/* Directives mod_http2 retired: accepted, so that old configurations still
+ * load, with a warning that they do nothing. */
+static const char *set_obsolete(cmd_parms *cmd, void *dirconf, const char *arg)
+{
+    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, APLOGNO(21096)
+                 "%s is obsolete and has no effect (in mod_http2 neither): "
+                 "'%s %s' in %s:%d can go", cmd->cmd->name, cmd->cmd->name, arg,
+                 cmd->directive->filename, cmd->directive->line_num);
+    return NULL;
+}
+
 #define H2_OVR_SRV     RSRC_CONF
 #define H2_OVR_GLOBAL  RSRC_CONF
 #define H2_OVR_SRV_DIR (RSRC_CONF|ACCESS_CONF|OR_FILEINFO)
@@ -286,5 +321,7 @@ const command_rec h2_cmds[] = {
                     "announce a resource as preload Link in 103 Early Hints"),
     AP_INIT_RAW_ARGS("H2PushPriority", accept_push_rule, NULL, H2_OVR_SRV,
                      "accepted for compatibility; mod_h2 never pushes"),
+    AP_INIT_TAKE1("H2SessionExtraFiles", set_obsolete, NULL, RSRC_CONF,
+                  "obsolete, no effect"),
     AP_INIT_TAKE1(NULL, NULL, NULL, 0, NULL)
 };

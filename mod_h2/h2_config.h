@@ -39,7 +39,7 @@
       "minimum number of h2 worker threads per child") \
     X(MAX_WORKERS, "H2MaxWorkers", NUM, H2_CONF_UNSET, 1, 10000, GLOBAL, \
       "maximum number of h2 worker threads per child") \
-    X(MAX_WORKER_IDLE, "H2MaxWorkerIdleSeconds", NUM, 600, 1, 86400*365, GLOBAL, \
+    X(MAX_WORKER_IDLE, "H2MaxWorkerIdleSeconds", NUM, 600, 0, 86400*365, GLOBAL, \
       "seconds an h2 worker above the minimum may idle") \
     X(STREAM_MAX_MEM, "H2StreamMaxMemSize", NUM, 65536, 1024, I64MAX, SRV, \
       "response bytes buffered per stream before the handler waits") \

@@ -26,7 +26,7 @@
 #include "h2_protocol.h"
 #include "h2_tls_policy.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 static int offered(const apr_array_header_t *offers, const char *proto)
 {

@@ -26,7 +26,7 @@
 #include "h2_read_timeout.h"
 #include "h2_reqtimeout.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 /* 1 when a module of that name ("mod_foo.c" or "foo_module") is loaded. */
 static int module_loaded(server_rec *s, const char *name)

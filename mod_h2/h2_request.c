@@ -13,6 +13,8 @@
  * limitations under the License.
  */
 #include <apr_strings.h>
+#include <unistd.h>
+
 #include <httpd.h>
 #include <http_core.h>
 #include <http_config.h>
@@ -25,11 +27,12 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c2.h"
+#include "h2_util.h"
 #include "h2_x.h"
 #include "h2_request.h"
 #include "h2_response.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 /* HTTP/2 responses are framed by h2: no HTTP/1.1 head formatting. Both
  * filters are found by their registration, not by name: this runs for
@@ -60,9 +63,11 @@ static char *digits_before(char *end, unsigned long v)
 static void setup_env(request_rec *r, const h2_x_req *xr)
 {
     apr_table_t *e = r->subprocess_env;
-    conn_rec *c1 = r->connection->master;
-    /* "<connection id>-<stream id>"; the stream id is its tail */
-    char *buf = apr_palloc(r->pool, 48), *end = buf + 47, *sid, *tag;
+    /* "<pid>-<connection>-<stream id>" as stock has it, the connection
+     * being its id when the session started (the event MPM renumbers a
+     * connection that comes back on another thread); the stream id is
+     * its tail */
+    char *buf = apr_palloc(r->pool, 64), *end = buf + 63, *sid, *conn, *tag;
     /* the usual case is an empty table: nothing to replace, so adding
      * spares the key lookups */
     void (*put)(apr_table_t *, const char *, const char *) =
@@ -70,8 +75,9 @@ static void setup_env(request_rec *r, const h2_x_req *xr)
 
     *end = 0;
     sid = digits_before(end, (unsigned long)xr->id);
-    tag = digits_before(sid - 1, (unsigned long)c1->id);
-    sid[-1] = '-';
+    conn = digits_before(sid - 1, (unsigned long)xr->set->conn_id);
+    tag = digits_before(conn - 1, (unsigned long)getpid());
+    sid[-1] = conn[-1] = '-';
     put(e, "HTTP2", "on");
     put(e, "H2PUSH", "off");
     put(e, "H2_PUSH", "off");
@@ -152,6 +158,9 @@ void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
                                  req->path? req->path : req->authority,
                                  " HTTP/2.0", NULL);
     r->headers_in = apr_table_copy(r->pool, req->headers);
+    /* %I counts the request head as its HTTP/1.1 text (HTTP/2 compresses it) */
+    h2_c2_count_in(c2, (apr_off_t)strlen(r->the_request) + 2
+                   + h2_util_head_bytes(0, r->headers_in));
     ap_run_pre_read_request(r, c2);
 
     if (xr->refuse_status) {

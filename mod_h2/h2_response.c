@@ -25,7 +25,7 @@
 #include "h2_headers_check.h"
 #include "h2_response.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 ap_filter_rec_t *h2_response_filter_handle;
 

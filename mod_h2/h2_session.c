@@ -44,7 +44,7 @@
 #include "h2_session_int.h"
 #include "h2_util.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 /* The one place session states change, as the table in h2_lifecycle.c
  * says. */
@@ -210,6 +210,7 @@ static void read_config(h2_session *s)
     h2_config_workers(s->s, &minw, &maxw, &idle_secs);
     ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
     s->xset.c1 = s->c1;
+    s->xset.conn_id = s->c1->id;
     s->xset.loglevel = ap_get_conn_module_loglevel(s->c1, APLOG_MODULE_INDEX);
     s->xset.max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
                              : (maxw / 2 > 1? maxw / 2 : 1);

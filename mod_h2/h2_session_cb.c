@@ -42,7 +42,7 @@
 #include "h2_session_int.h"
 #include "h2_util.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 static void patch_settings(h2_session *s, uint8_t *frame, size_t len)
 {

@@ -42,7 +42,7 @@
 #include "h2_session_int.h"
 #include "h2_util.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 /* Codes that say the client broke the protocol on a stream: counted
  * toward H2MaxStreamErrors, whoever noticed (see on_frame_send()). */

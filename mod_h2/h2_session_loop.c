@@ -42,7 +42,7 @@
 #include "h2_session_int.h"
 #include "h2_util.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
 {

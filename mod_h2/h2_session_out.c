@@ -42,7 +42,7 @@
 #include "h2_session_int.h"
 #include "h2_util.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 /* The least window worth a DATA frame while more data waits. */
 static int32_t min_data_window(h2_session *s)

@@ -23,7 +23,7 @@
 #include "h2_stream.h"
 #include "h2_util.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 /* Stream pools come from one allocator per child, shared by all its
  * connections: a connection's own allocator would keep each finished

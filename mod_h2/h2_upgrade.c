@@ -42,7 +42,7 @@
 #include "h2_session_int.h"
 #include "h2_util.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 /* Stream 1 of an h2c upgrade is the HTTP/1.1 request that asked for it. */
 apr_status_t h2_session_upgrade(h2_session *s, request_rec *r)

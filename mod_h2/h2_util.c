@@ -122,3 +122,18 @@ void h2_util_thread_name(const char *name)
     (void)name;
 #endif
 }
+
+static int add_field_bytes(void *ctx, const char *key, const char *val)
+{
+    *(apr_off_t *)ctx += (apr_off_t)(strlen(key) + strlen(val) + 4);
+    return 1;
+}
+
+apr_off_t h2_util_head_bytes(int status, const apr_table_t *fields)
+{
+    apr_off_t n = status? (apr_off_t)sizeof("HTTP/2 200\r\n") - 1 : 0;
+    if (fields) {
+        apr_table_do(add_field_bytes, &n, fields, NULL);
+    }
+    return n + 2;
+}

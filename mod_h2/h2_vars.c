@@ -25,7 +25,7 @@
 #include "h2_config.h"
 #include "h2_vars.h"
 
-extern module AP_MODULE_DECLARE_DATA h2_module;
+extern module AP_MODULE_DECLARE_DATA http2_module;
 
 /* 1 when c is an HTTP/2 connection of ours: a client connection that
  * speaks it, or the secondary connection of one of its streams. */
@@ -37,7 +37,7 @@ static int conn_is_h2(conn_rec *c)
     }
     if (c->master) {
         /* our secondaries carry our state; other modules' do not */
-        return ap_get_module_config(c->conn_config, &h2_module) != NULL;
+        return ap_get_module_config(c->conn_config, &http2_module) != NULL;
     }
     ctx = h2_c1_ctx_get(c, 0);
     return ctx && ctx->protocol;

@@ -26,7 +26,7 @@
 #include "h2_util.h"
 #include "h2_workers.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 struct h2_workers {
     server_rec *s;

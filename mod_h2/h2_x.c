@@ -31,7 +31,7 @@
 #include "h2_workers.h"
 #include "h2_x.h"
 
-APLOG_USE_MODULE(h2);
+APLOG_USE_MODULE(http2);
 
 /* Set-up secondary connections a busy connection keeps for its next
  * streams. It needs about as many as it has streams with workers at once;
@@ -87,6 +87,10 @@ struct h2_x {
     int worker_waits;               /* sleeps on its worker's cond */
     int ready;                      /* in the ready list */
     h2_x *next_ready;
+
+    /* the worker that has it only */
+    apr_interval_time_t timeout;    /* its request's H2StreamTimeout, 0: the
+                                     * connection's */
 
     /* connection thread only */
     int in_sent_list;
@@ -631,6 +635,11 @@ const h2_x_req *h2_x_worker_take(h2_x *x, h2_worker *wk, conn_rec **pc2)
     return aborted? NULL : &x->req;
 }
 
+void h2_x_worker_timeout(h2_x *x, apr_interval_time_t timeout)
+{
+    x->timeout = timeout;
+}
+
 /* Wait (lock held) until x holds less than H2StreamMaxMemSize of output,
  * or it is aborted or H2StreamTimeout passed. */
 static apr_status_t wait_for_room_locked(h2_x *x)
@@ -648,7 +657,8 @@ static apr_status_t wait_for_room_locked(h2_x *x)
                           x->out_buffered);
         }
         x->worker_waits = 1;
-        rv = h2_worker_wait(x->worker, xc->mutex, xc->set->stream_timeout);
+        rv = h2_worker_wait(x->worker, xc->mutex, x->timeout? x->timeout
+                                                  : xc->set->stream_timeout);
         x->worker_waits = 0;
         if (APR_STATUS_IS_TIMEUP(rv)) {
             return rv;
@@ -786,7 +796,7 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
     *pread = 0;
     apr_thread_mutex_lock(xc->mutex);
     while (!x->in.first && !x->in_eos && !x->aborted) {
-        apr_interval_time_t wait = xc->set->stream_timeout;
+        apr_interval_time_t wait = x->timeout? x->timeout : xc->set->stream_timeout;
         if (block == APR_NONBLOCK_READ) {
             apr_thread_mutex_unlock(xc->mutex);
             return APR_EAGAIN;

@@ -68,6 +68,7 @@ typedef struct h2_x_settings {
     const h2_read_timeouts *read_timeouts;
     int max_processing;                 /* streams with workers at once */
     int threaded;                       /* not prefork: wait on a condition */
+    long conn_id;                       /* c1's id when the session started */
     int loglevel;                       /* the module's on c1, for traces:
                                          * fixed for a connection, and the
                                          * check is cheaper than APLOGc* */
@@ -216,6 +217,10 @@ h2_x *h2_x_worker_of(struct h2_wtask *task);
  * request, NULL when the stream was aborted meanwhile (the worker then
  * only calls h2_x_worker_done); *pc2 is a kept secondary or NULL. */
 const h2_x_req *h2_x_worker_take(h2_x *x, struct h2_worker *wk, conn_rec **pc2);
+
+/* H2StreamTimeout for x's request (its directory's, once known): how long
+ * waits for room or for request body last. */
+void h2_x_worker_timeout(h2_x *x, apr_interval_time_t timeout);
 
 /* Hand n items of response over, waiting while the stream holds what
  * H2StreamMaxMemSize allows; flush: the connection should send now. File

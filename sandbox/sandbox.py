@@ -336,8 +336,9 @@ class Sandbox:
 
     @property
     def module_name(self):
-        """The module identifier to use in LogLevel and <IfModule>."""
-        return {"ours": "h2", "stock": "http2", "none": None}[self.module]
+        """The module identifier to use in LogLevel and <IfModule>: mod_h2
+        answers to mod_http2's names."""
+        return {"ours": "http2", "stock": "http2", "none": None}[self.module]
 
     def http_url(self, path="/"):
         return "http://127.0.0.1:%d%s" % (self.http_port, path)
@@ -526,7 +527,7 @@ class Sandbox:
         lines = ["LoadModule %s_module %s/mod_%s.so" % (m, SYS_MODULE_DIR, m)
                  for m in mods if "mod_%s.c" % m not in builtin]
         if self.module == "ours":
-            lines.append("LoadModule h2_module %s" % self.module_path)
+            lines.append("LoadModule http2_module %s" % self.module_path)
         elif self.module == "stock":
             lines.append("LoadModule http2_module %s/mod_http2.so" % SYS_MODULE_DIR)
         return "\n".join(lines)

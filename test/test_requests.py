@@ -330,7 +330,8 @@ def test_cgi_env_has_http2_variables_and_stream_id(env, how):
             assert "H2_STREAM_ID=%d" % sid in lines
             assert "H2PUSH=off" in lines and "H2_PUSH=off" in lines
             tags = [l for l in lines if l.startswith("H2_STREAM_TAG=")]
-            assert len(tags) == 1 and re.fullmatch(r"H2_STREAM_TAG=\d+-%d" % sid, tags[0])
+            # "<pid>-<connection>-<stream id>", as stock has it
+            assert len(tags) == 1 and re.fullmatch(r"H2_STREAM_TAG=\d+-\d+-%d" % sid, tags[0])
             assert ("HTTPS=on" in lines) == (how == "h2")
 
 

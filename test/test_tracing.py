@@ -1,4 +1,4 @@
-"""Trace logging that follows one stream: with `LogLevel h2:trace2`, every
+"""Trace logging that follows one stream: with `LogLevel http2:trace2`, every
 transition of a stream's lifecycle (RFC 9113 state names) and of its
 hand-off to a worker is logged with "(<connection>-<stream>)", so that one
 grep for it (in the lines of one child, whose pid every line carries)
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.h2
 def trace2(env):
     if env.module != "ours":
         pytest.skip("mod_h2's own trace messages")
-    env.add_conf("tracing", "LogLevel warn h2:trace2\n", "server")
+    env.add_conf("tracing", "LogLevel warn %s:trace2\n" % env.sandbox.module_name, "server")
     env.reload()
     yield
     remove_conf(env, "tracing", "server")

@@ -5,6 +5,8 @@ H2_STREAM_TAG in a CGI's environment, and the same names in ap_expr
 on HTTP/2 sees HTTP2 "off".
 """
 
+import time
+
 import pytest
 
 from h2client import H2Client, install_file, remove_conf
@@ -62,3 +64,21 @@ def test_require_expr_http2_is_false_over_http1(env, expr_conf, how):
     r = env.get(how, "/1k.txt")
     assert r.status == 200
     assert r.headers.get("x-via-h2") == "no", r.headers
+
+
+def test_stream_tag_is_pid_connection_stream_and_stable_on_a_connection(env):
+    """H2_STREAM_TAG is "<pid>-<connection>-<stream id>" as stock gives it;
+    the connection part stays the same for every stream of a connection,
+    also after idle gaps (the event MPM hands an idle connection back to
+    another thread, which renumbers it)."""
+    tags = []
+    with H2Client.connect(env, "h2c") as c:
+        for i in range(3):
+            r = c.get("/cgi-bin/env.py?tag%d" % i)
+            assert r.status == 200
+            tags.append((r.stream_id, cgi_env(r)["H2_STREAM_TAG"]))
+            time.sleep(1.2)
+    parts = [t.split("-") for _, t in tags]
+    assert all(len(p) == 3 and all(x.isdigit() for x in p) for p in parts), tags
+    assert len(set((p[0], p[1]) for p in parts)) == 1, tags
+    assert [int(p[2]) for p in parts] == [sid for sid, _ in tags]

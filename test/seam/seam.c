@@ -55,7 +55,7 @@ apr_time_t apr_time_now(void)
 
 /* --- httpd --- */
 
-module AP_MODULE_DECLARE_DATA h2_module;
+module AP_MODULE_DECLARE_DATA http2_module;
 AP_DECLARE_DATA apr_uint32_t ap_max_mem_free = 0;
 static int problems, log_all = -1;
 

@@ -91,7 +91,7 @@ static void h2_register_hooks(apr_pool_t *p)
     h2_vars_register_hooks();
 }
 
-AP_DECLARE_MODULE(h2) = {
+AP_DECLARE_MODULE(http2) = {
     STANDARD20_MODULE_STUFF,
     h2_config_create_dir,
     h2_config_merge,

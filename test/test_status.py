@@ -1,0 +1,89 @@
+"""mod_status and mod_logio see HTTP/2 streams: every stream counts as an
+access of its client connection with the bytes its response carried, as an
+HTTP/1.1 request does, so that monitoring built on `server-status?auto`
+and access logs with `%O`, `%I`, `%S` read HTTP/2 traffic. The same tests
+pass with the stock module. mod_h2 counts a head as its HTTP/1.1 text
+(status or request line, "name: value" lines, blank line), the body as
+it is; stock counts HTTP/2 frame bytes: both lie between the bounds
+asserted here."""
+
+import os
+import re
+import time
+
+import pytest
+
+from h2client import H2Client, remove_conf
+
+pytestmark = pytest.mark.h2
+
+
+def totals(env):
+    r = env.get("http1", "/server-status?auto")
+    assert r.status == 200, r
+    text = r.body.decode()
+    acc = int(re.search(r"^Total Accesses: (\d+)", text, re.M).group(1))
+    kb = int(re.search(r"^Total kBytes: (\d+)", text, re.M).group(1))
+    return acc, kb
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_server_status_counts_every_http2_stream_and_its_bytes(env, how):
+    n = 40
+    before_acc, before_kb = totals(env)
+    with H2Client.connect(env, how) as c:
+        for i in range(n):
+            r = c.get("/10k.txt?status-%d" % i)
+            assert r.status == 200
+    # the n streams and the first status request, once each has ended
+    deadline = time.monotonic() + 5
+    while True:
+        after_acc, after_kb = totals(env)
+        if after_acc - before_acc >= n + 1 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    # +2: the status requests made while polling count too
+    assert n + 1 <= after_acc - before_acc <= n + 1 + 25, (before_acc, after_acc)
+    # 40 x 10 KiB = 400 KiB of bodies, plus heads and status pages
+    assert 400 <= after_kb - before_kb <= 420, (before_kb, after_kb)
+
+
+@pytest.fixture
+def logio_log(env):
+    path = env.sandbox.path("logs", "logio_log")
+    if os.path.exists(path):
+        os.unlink(path)
+    env.add_conf("logio", 'LogFormat "%%{H2_STREAM_ID}e %%B %%O %%I %%S %%>s" logio\n'
+                 'CustomLog "%s" logio\n' % path, "server")
+    try:
+        env.reload()
+        yield path
+    finally:
+        remove_conf(env, "logio", "server")
+        env.reload()
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_access_log_counts_bytes_out_and_in_per_stream(env, logio_log, how):
+    sizes = {"/1k.txt": 1024, "/10k.txt": 10240}
+    with H2Client.connect(env, how) as c:
+        rs = [(c.get(p + "?logio"), n) for p, n in sizes.items()]
+    for r, n in rs:
+        assert r.status == 200
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        lines = open(logio_log).read().split("\n") if os.path.exists(logio_log) else []
+        if len([l for l in lines if l.strip()]) >= len(rs):
+            break
+        time.sleep(0.1)
+    by_sid = {}
+    for line in lines:
+        f = line.split()
+        if len(f) == 6:
+            by_sid[int(f[0])] = [int(x) for x in f[1:5]] + [f[5]]
+    for r, n in rs:
+        b, o, i, s, status = by_sid[r.stream_id]
+        assert status == "200" and b == n
+        assert n + 20 <= o <= n + 1000, (n, o)       # body and its head
+        assert 20 <= i <= 2000, i                     # a GET's head
+        assert s == i + o
