@@ -28,6 +28,7 @@
 #include <http_request.h>
 #include <util_filter.h>
 #include <ap_mpm.h>
+#include <scoreboard.h>
 
 #include "h2.h"
 #include "h2_config.h"
@@ -199,9 +200,6 @@ static conn_rec *c2_create(conn_rec *c1, h2_worker *wk)
     c2->log = c1->log;
     c2->master = c1;
     c2->current_thread = wk->thread;
-    /* the client connection's scoreboard slot: httpd counts each stream's
-     * access and bytes there (mod_status), as for HTTP/1.1 requests */
-    c2->sbh = c1->sbh;
 
     ctx = apr_pcalloc(p, sizeof(*ctx));
     ctx->shell = sh;
@@ -221,6 +219,32 @@ static conn_rec *c2_create(conn_rec *c1, h2_worker *wk)
     ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, c1,
                   "h2_c2(%ld): secondary connection created", c1->id);
     return c2;
+}
+
+/* Runs when the request's pool goes, after the access log was written
+ * (and mod_logio has the request's bytes). */
+static apr_status_t count_request(void *data)
+{
+    request_rec *r = data;
+    h2_c2_ctx *ctx = c2_ctx(r->connection);
+
+    /* as httpd counts an HTTP/1.1 request: with ExtendedStatus */
+    if (ap_extended_status && ctx && ctx->x) {
+        h2_x_worker_count(ctx->x, r);
+    }
+    return APR_SUCCESS;
+}
+
+void h2_c2_count_request(request_rec *r)
+{
+    /* Not by giving the secondary connection the client connection's
+     * scoreboard handle: httpd would then also set that slot's status
+     * from this worker, and the slot may belong to another MPM thread by
+     * now (the connection yields its thread while its streams run), which
+     * the MPM would count as busy. */
+    /* a plain cleanup registered now runs after the one of the request's
+     * EOR bucket (cleanups run last in, first out), which logs it */
+    apr_pool_cleanup_register(r->pool, r, count_request, apr_pool_cleanup_null);
 }
 
 void h2_c2_count_in(conn_rec *c2, apr_off_t bytes)

@@ -152,6 +152,7 @@ void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
 
     r = ap_create_request(c2);
     *pr = r;
+    h2_c2_count_request(r);
     r->request_time = xr->created;
     setup_filters(r);
     r->the_request = apr_pstrcat(r->pool, req->method, " ",

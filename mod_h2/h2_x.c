@@ -23,6 +23,7 @@
 #include <apr_thread_cond.h>
 #include <httpd.h>
 #include <http_log.h>
+#include <scoreboard.h>
 
 #include "h2.h"
 #include "h2_c1_wait.h"
@@ -633,6 +634,20 @@ const h2_x_req *h2_x_worker_take(h2_x *x, h2_worker *wk, conn_rec **pc2)
     }
     apr_thread_mutex_unlock(xc->mutex);
     return aborted? NULL : &x->req;
+}
+
+void h2_x_worker_count(h2_x *x, request_rec *r)
+{
+    conn_rec *c1 = x->req.set->c1;
+
+    /* the client connection's scoreboard slot, as for its HTTP/1.1
+     * requests; the lock keeps this connection's workers from losing
+     * each other's updates */
+    if (c1->sbh) {
+        apr_thread_mutex_lock(x->xc->mutex);
+        ap_increment_counts(c1->sbh, r);
+        apr_thread_mutex_unlock(x->xc->mutex);
+    }
 }
 
 void h2_x_worker_timeout(h2_x *x, apr_interval_time_t timeout)

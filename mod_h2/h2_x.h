@@ -218,6 +218,10 @@ h2_x *h2_x_worker_of(struct h2_wtask *task);
  * only calls h2_x_worker_done); *pc2 is a kept secondary or NULL. */
 const h2_x_req *h2_x_worker_take(h2_x *x, struct h2_worker *wk, conn_rec **pc2);
 
+/* Count request r, logged, in the scoreboard as an access of the client
+ * connection (mod_status's totals). */
+void h2_x_worker_count(h2_x *x, request_rec *r);
+
 /* H2StreamTimeout for x's request (its directory's, once known): how long
  * waits for room or for request body last. */
 void h2_x_worker_timeout(h2_x *x, apr_interval_time_t timeout);

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from h2client import H2Client, remove_conf
-from sandbox import HTTPD_BIN, OUR_MODULE, SYS_MODULE_DIR
+from sandbox import HTTPD_BIN, SYS_MODULE_DIR
 
 pytestmark = pytest.mark.h2
 
@@ -53,11 +53,10 @@ def test_ifmodule_blocks_in_both_forms_and_loglevel_http2_apply(env, identity_co
 def test_configuration_with_mod_http2_names_passes_the_config_test(env, identity_conf):
     """`apache2 -t` accepts LogLevel http2:info (httpd refuses a LogLevel
     for a module it does not know: "Cannot find module")."""
-    r = subprocess.run([HTTPD_BIN, "-t", "-f", env.sandbox.conf_file],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert r.returncode == 0, r.stdout
-    assert "Syntax OK" in r.stdout
-    assert "Cannot find module" not in r.stdout
+    rc, out = env.sandbox.configtest()     # with the sanitizer runtime, if any
+    assert rc == 0, out
+    assert "Syntax OK" in out
+    assert "Cannot find module" not in out
 
 
 def test_httpd_refuses_to_load_a_second_http2_module(env, tmp_path):
@@ -68,13 +67,13 @@ def test_httpd_refuses_to_load_a_second_http2_module(env, tmp_path):
     conf.write_text("\n".join([
         "ServerRoot %s" % tmp_path,
         "LoadModule mpm_event_module %s" % mpm,
-        "LoadModule http2_module %s" % OUR_MODULE,
+        "LoadModule http2_module %s" % env.sandbox.module_path,
         "LoadModule http2_module %s/mod_http2.so" % SYS_MODULE_DIR,
         "ServerName localhost",
         "Listen 127.0.0.1:%d" % (env.http_port + 7),
         "PidFile %s/httpd.pid" % tmp_path,
         "ErrorLog %s/error_log" % tmp_path,
         ""]))
-    r = subprocess.run([HTTPD_BIN, "-t", "-f", str(conf)],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    r = subprocess.run([HTTPD_BIN, "-t", "-f", str(conf)], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, env=env.sandbox.httpd_env())
     assert "http2_module is already loaded" in r.stdout, r.stdout

@@ -31,6 +31,7 @@
 #include <util_filter.h>
 #include <ap_mpm.h>
 #include <mpm_common.h>
+#include <scoreboard.h>
 
 #include "h2.h"
 #include "h2_c1_idle.h"
@@ -103,6 +104,10 @@ AP_DECLARE(apr_status_t) ap_mpm_query(int query_code, int *result)
     default:                  *result = 0; break;
     }
     return APR_SUCCESS;
+}
+
+AP_DECLARE(void) ap_increment_counts(ap_sb_handle_t *sbh, request_rec *r)
+{
 }
 
 AP_DECLARE(int) ap_ssl_conn_is_ssl(conn_rec *c)
