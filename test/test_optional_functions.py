@@ -1,0 +1,73 @@
+"""The optional functions other modules look up by name (see
+/usr/include/apache2/mod_http2.h): http2_is_h2, http2_var_lookup and
+http2_get_num_workers answer as stock's do. A small module
+(test/modules/mod_h2_optfn_test.c, built here with apxs) retrieves them
+and reports their answers for the request it handles."""
+
+import os
+import subprocess
+
+import pytest
+
+from h2client import H2Client, remove_conf
+
+pytestmark = pytest.mark.h2
+
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modules",
+                   "mod_h2_optfn_test.c")
+
+
+@pytest.fixture(scope="module")
+def optfn_module(tmp_path_factory):
+    d = tmp_path_factory.mktemp("optfn")
+    r = subprocess.run(["apxs", "-c", "-o", str(d / "mod_h2_optfn_test.la"), SRC],
+                       cwd=str(d), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    assert r.returncode == 0, r.stdout
+    so = d / ".libs" / "mod_h2_optfn_test.so"
+    assert so.exists(), r.stdout
+    return str(so)
+
+
+@pytest.fixture
+def optfn_conf(env, optfn_module):
+    env.add_conf("optfn", """\
+LoadModule h2_optfn_test_module %s
+<Location "/optfn">
+    SetHandler h2-optfn-test
+</Location>
+""" % optfn_module, "server")
+    try:
+        env.reload()
+        yield
+    finally:
+        remove_conf(env, "optfn", "server")
+        env.reload()
+
+
+def answers(body):
+    return dict(l.split("=", 1) for l in body.decode().splitlines() if "=" in l)
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_optional_functions_answer_for_an_http2_request(env, optfn_conf, how):
+    with H2Client.connect(env, how) as c:
+        r = c.get("/optfn")
+    assert r.status == 200, r
+    a = answers(r.body)
+    assert a["registered"] == "1,1,1"
+    assert a["is_h2"] == "1"
+    assert a["HTTP2"] == "on"
+    assert a["H2_STREAM_ID"] == str(r.stream_id)
+    minw, maxw = (int(x) for x in a["workers"].split(","))
+    assert 1 <= minw <= maxw
+
+
+@pytest.mark.parametrize("how", ["http1", "https1"])
+def test_optional_functions_answer_for_an_http11_request(env, optfn_conf, how):
+    r = env.get(how, "/optfn")
+    assert r.status == 200, r
+    a = answers(r.body)
+    assert a["registered"] == "1,1,1"
+    assert a["is_h2"] == "0"
+    assert a["HTTP2"] == "off"
