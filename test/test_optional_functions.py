@@ -5,6 +5,7 @@ http2_get_num_workers answer as stock's do. A small module
 and reports their answers for the request it handles."""
 
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -20,7 +21,9 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modules",
 @pytest.fixture(scope="module")
 def optfn_module(tmp_path_factory):
     d = tmp_path_factory.mktemp("optfn")
-    r = subprocess.run(["apxs", "-c", "-o", str(d / "mod_h2_optfn_test.la"), SRC],
+    src = str(d / os.path.basename(SRC))      # objects land next to the source
+    shutil.copy(SRC, src)
+    r = subprocess.run(["apxs", "-c", "-o", str(d / "mod_h2_optfn_test.la"), src],
                        cwd=str(d), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
     assert r.returncode == 0, r.stdout
