@@ -63,6 +63,7 @@ typedef struct c2_shell {
 } c2_shell;
 
 typedef struct h2_c2_ctx {
+    conn_rec *c2;
     c2_shell *shell;
     h2_x *x;                    /* the stream served now, NULL between */
     const h2_x_req *req;        /* its request */
@@ -202,6 +203,7 @@ static conn_rec *c2_create(conn_rec *c1, h2_worker *wk)
     c2->current_thread = wk->thread;
 
     ctx = apr_pcalloc(p, sizeof(*ctx));
+    ctx->c2 = c2;
     ctx->shell = sh;
     ap_set_module_config(c2->conn_config, &http2_module, ctx);
     /* modules that look at the socket get a harmless one of their own */
@@ -235,7 +237,7 @@ static apr_status_t count_request(void *data)
     return APR_SUCCESS;
 }
 
-void h2_c2_count_request(request_rec *r)
+void h2_c2_request_begins(request_rec *r)
 {
     /* Not by giving the secondary connection the client connection's
      * scoreboard handle: httpd would then also set that slot's status
@@ -245,12 +247,11 @@ void h2_c2_count_request(request_rec *r)
     /* a plain cleanup registered now runs after the one of the request's
      * EOR bucket (cleanups run last in, first out), which logs it */
     apr_pool_cleanup_register(r->pool, r, count_request, apr_pool_cleanup_null);
-}
-
-void h2_c2_count_in(conn_rec *c2, apr_off_t bytes)
-{
-    if (logio_add_bytes_in && bytes > 0) {
-        logio_add_bytes_in(c2, bytes);
+    if (logio_add_bytes_in) {
+        /* %I counts the request head as its HTTP/1.1 text (HTTP/2
+         * compresses it) */
+        logio_add_bytes_in(r->connection, (apr_off_t)strlen(r->the_request) + 2
+                           + h2_util_head_bytes(0, r->headers_in));
     }
 }
 
@@ -268,6 +269,44 @@ static void item_init(out_item *it, h2_hchunk_type type, int status)
     memset(it, 0, sizeof(*it));
     it->type = type;
     it->status = status;
+}
+
+/* The bytes items carry, for mod_logio: bodies as they are, a response
+ * head as its text would be over HTTP/1.1 (status line, "name: value"
+ * lines, blank line; HTTP/2 compresses it, per connection). */
+static apr_off_t items_bytes(const out_item *items, int n)
+{
+    apr_off_t sum = 0;
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        switch (items[i].type) {
+        case H2_HC_DATA:
+        case H2_HC_FILE:
+            sum += (apr_off_t)items[i].len;
+            break;
+        case H2_HC_HEADERS:
+        case H2_HC_INTERIM:
+        case H2_HC_TRAILERS:
+            sum += h2_util_head_bytes(items[i].type == H2_HC_TRAILERS? 0
+                                      : items[i].status, items[i].fields);
+            break;
+        default:
+            break;
+        }
+    }
+    return sum;
+}
+
+/* Hand n items over to the connection; what was taken counts for
+ * mod_logio. Every response byte of a stream goes this way. */
+static apr_status_t deliver(h2_c2_ctx *ctx, const out_item *items, int n, int flush)
+{
+    apr_status_t rv = h2_x_worker_out(ctx->x, items, n, flush);
+    if (rv == APR_SUCCESS && n > 0 && logio_add_bytes_out) {
+        logio_add_bytes_out(ctx->c2, items_bytes(items, n));
+    }
+    return rv;
 }
 
 /* A small file is cheaper to read than to hand over: make it a heap bucket
@@ -331,7 +370,7 @@ static void deliver_reset(h2_c2_ctx *ctx, int code)
     out_item it;
     item_init(&it, H2_HC_RESET, code);
     ctx->seen_head = ctx->seen_eos = 1;
-    h2_x_worker_out(ctx->x, &it, 1, 1);
+    deliver(ctx, &it, 1, 1);
 }
 
 static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
@@ -353,12 +392,8 @@ static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
                                                 &fields)
             && (status != HTTP_EARLY_HINTS
                 || h2_config_rget(ctx->r, H2_CONF_EARLY_HINTS) == 1)) {
-            h2_resp_meta *m = apr_palloc(ctx->r->pool, sizeof(*m));
-            m->type = H2_HC_INTERIM;
-            m->status = status;
-            m->fields = fields;
             item_init(it, H2_HC_INTERIM, status);
-            it->fields = m->fields;
+            it->fields = fields;
             ++*n;
         }
         ctx->interim = NULL;
@@ -426,7 +461,7 @@ static apr_status_t data_item(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b,
     rv = apr_bucket_read(b, &data, &len, APR_NONBLOCK_READ);
     if (APR_STATUS_IS_EAGAIN(rv)) {
         /* a slow producer: pass on what we have, then wait for it */
-        rv = h2_x_worker_out(ctx->x, items, *n, 1);
+        rv = deliver(ctx, items, *n, 1);
         *n = 0;
         if (rv == APR_SUCCESS) {
             rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
@@ -445,33 +480,6 @@ static apr_status_t data_item(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b,
         ++*n;
     }
     return APR_SUCCESS;
-}
-
-/* The bytes items carry, for mod_logio: bodies as they are, a response
- * head as its text would be over HTTP/1.1 (status line, "name: value"
- * lines, blank line; HTTP/2 compresses it, per connection). */
-static apr_off_t items_bytes(const out_item *items, int n)
-{
-    apr_off_t sum = 0;
-    int i;
-
-    for (i = 0; i < n; ++i) {
-        switch (items[i].type) {
-        case H2_HC_DATA:
-        case H2_HC_FILE:
-            sum += (apr_off_t)items[i].len;
-            break;
-        case H2_HC_HEADERS:
-        case H2_HC_INTERIM:
-        case H2_HC_TRAILERS:
-            sum += h2_util_head_bytes(items[i].type == H2_HC_TRAILERS? 0
-                                      : items[i].status, items[i].fields);
-            break;
-        default:
-            break;
-        }
-    }
-    return sum;
 }
 
 /* Hand one batch of bb's buckets over (up to H2_OUT_BATCH items, or to an
@@ -502,10 +510,7 @@ static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *
         return rv;
     }
     if (n > 0 || !ctx->seen_eos) {
-        rv = h2_x_worker_out(ctx->x, items, n, flush || eor);
-    }
-    if (rv == APR_SUCCESS && logio_add_bytes_out) {
-        logio_add_bytes_out(c2, items_bytes(items, n));
+        rv = deliver(ctx, items, n, flush || eor);
     }
     /* else: the response is complete and handed over; the flush and EOR
      * httpd sends after it have nothing to push, and a wakeup of the
@@ -557,7 +562,7 @@ static apr_status_t send_100_continue(h2_c2_ctx *ctx)
     out_item it;
     item_init(&it, H2_HC_INTERIM, 100);
     ctx->sent_100 = 1;
-    return h2_x_worker_out(ctx->x, &it, 1, 1);
+    return deliver(ctx, &it, 1, 1);
 }
 
 /* When the handler's wait for more body ends (RequestReadTimeout's body
@@ -769,7 +774,7 @@ static int c2_early_hints(request_rec *r)
     }
     item_init(&it, H2_HC_INTERIM, HTTP_EARLY_HINTS);
     it.fields = fields;
-    h2_x_worker_out(ctx->x, &it, 1, 1);
+    deliver(ctx, &it, 1, 1);
     return DECLINED;
 }
 

@@ -29,12 +29,10 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s);
  * requests start from worker threads get this thread's signal mask. */
 void h2_c2_note_conn_thread(void);
 
-/* Worker: have request r counted in mod_status, as an access of the
- * client connection with its bytes, once it is logged. */
-void h2_c2_count_request(request_rec *r);
-
-/* Worker: count bytes of a request received on c2 for mod_logio (%I). */
-void h2_c2_count_in(conn_rec *c2, apr_off_t bytes);
+/* Worker: request r (its request line and headers set) begins: its head
+ * counts for mod_logio (%I), and once it is logged it is counted in
+ * mod_status as an access of the client connection with its bytes. */
+void h2_c2_request_begins(request_rec *r);
 
 /* Give a secondary connection back to the process's cache; either thread,
  * when no stream uses it. */

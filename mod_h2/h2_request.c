@@ -27,7 +27,6 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c2.h"
-#include "h2_util.h"
 #include "h2_x.h"
 #include "h2_request.h"
 #include "h2_response.h"
@@ -152,16 +151,13 @@ void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
 
     r = ap_create_request(c2);
     *pr = r;
-    h2_c2_count_request(r);
     r->request_time = xr->created;
     setup_filters(r);
     r->the_request = apr_pstrcat(r->pool, req->method, " ",
                                  req->path? req->path : req->authority,
                                  " HTTP/2.0", NULL);
     r->headers_in = apr_table_copy(r->pool, req->headers);
-    /* %I counts the request head as its HTTP/1.1 text (HTTP/2 compresses it) */
-    h2_c2_count_in(c2, (apr_off_t)strlen(r->the_request) + 2
-                   + h2_util_head_bytes(0, r->headers_in));
+    h2_c2_request_begins(r);
     ap_run_pre_read_request(r, c2);
 
     if (xr->refuse_status) {
