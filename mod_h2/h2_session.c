@@ -196,13 +196,8 @@ static void read_config(h2_session *s)
 
     s->max_streams = (int)h2_config_sget(s->s, H2_CONF_MAX_STREAMS);
     s->window_size = (int)h2_config_sget(s->s, H2_CONF_WIN_SIZE);
-    s->stream_max_mem = (apr_size_t)h2_config_sget(s->s, H2_CONF_STREAM_MAX_MEM);
-    s->stream_timeout = h2_config_sget(s->s, H2_CONF_STREAM_TIMEOUT);
     s->max_data_frame_len = (int)h2_config_sget(s->s, H2_CONF_MAX_DATA_FRAME_LEN);
     s->padding_bits = (int)h2_config_sget(s->s, H2_CONF_PADDING);
-    s->output_buffering = (int)h2_config_sget(s->s, H2_CONF_OUTPUT_BUFFERING);
-    s->copy_files = (int)h2_config_sget(s->s, H2_CONF_COPY_FILES);
-    s->max_stream_errors = (int)h2_config_sget(s->s, H2_CONF_MAX_STREAM_ERRORS);
     s->timeout = s->s->timeout;
     s->keepalive_timeout = s->s->keep_alive_timeout;
     s->read_timeouts = h2_config_read_timeouts(s->s);
@@ -215,10 +210,11 @@ static void read_config(h2_session *s)
     s->xset.max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
                              : (maxw / 2 > 1? maxw / 2 : 1);
     s->xset.threaded = (threaded != AP_MPMQ_NOT_SUPPORTED);
-    s->xset.stream_max_mem = s->stream_max_mem;
-    s->xset.stream_timeout = s->stream_timeout;
-    s->xset.output_buffering = s->output_buffering;
-    s->xset.copy_files = s->copy_files;
+    /* what only the workers' side uses is read into its settings */
+    s->xset.stream_max_mem = (apr_size_t)h2_config_sget(s->s, H2_CONF_STREAM_MAX_MEM);
+    s->xset.stream_timeout = h2_config_sget(s->s, H2_CONF_STREAM_TIMEOUT);
+    s->xset.output_buffering = (int)h2_config_sget(s->s, H2_CONF_OUTPUT_BUFFERING);
+    s->xset.copy_files = (int)h2_config_sget(s->s, H2_CONF_COPY_FILES);
     s->xset.read_timeouts = s->read_timeouts;
 
     /* the same limits httpd applies to HTTP/1.1 request heads */
@@ -238,7 +234,7 @@ static void read_config(h2_session *s)
         s->hdr_budget.max = (apr_size_t)s->max_streams * H2_CONN_HEAD_SHARE;
     }
     s->hdr_limits.budget = &s->hdr_budget;
-    s->mem_max = (apr_size_t)s->max_streams * s->stream_max_mem;
+    s->mem_max = (apr_size_t)s->max_streams * s->xset.stream_max_mem;
 }
 
 /* nghttp2's session for s, with our first SETTINGS and window queued. */
@@ -312,7 +308,8 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     s->state = H2_SESS_INIT;
     s->is_tls = ap_ssl_conn_is_ssl(c);
     read_config(s);
-    h2_abuse_init(&s->abuse, s->max_stream_errors, apr_time_now());
+    h2_abuse_init(&s->abuse, (int)h2_config_sget(s->s, H2_CONF_MAX_STREAM_ERRORS),
+                  apr_time_now());
     h2_c1_io_init(&s->io, c, s->s, s->is_tls);
     h2_frame_clock_init(&s->clock, 1);
     if (!(s->xc = h2_x_c1_conn_create(s->pool, &s->xset))) {

@@ -60,15 +60,10 @@ struct h2_session {
     /* limits and settings, read once from the config */
     int max_streams;
     int window_size;
-    apr_size_t stream_max_mem;
     apr_interval_time_t timeout;
     apr_interval_time_t keepalive_timeout;
-    apr_interval_time_t stream_timeout;
     int max_data_frame_len;
     int padding_bits;
-    int output_buffering;
-    int copy_files;
-    int max_stream_errors;
     h2_hdr_limits hdr_limits;
     const h2_read_timeouts *read_timeouts;  /* RequestReadTimeout's */
     h2_hdr_budget hdr_budget;       /* decoded request heads held, see

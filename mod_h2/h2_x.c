@@ -18,7 +18,6 @@
 
 #include <unistd.h>
 
-#include <apr_atomic.h>
 #include <apr_strings.h>
 #include <apr_thread_cond.h>
 #include <httpd.h>
@@ -89,9 +88,9 @@ struct h2_x {
     int ready;                      /* in the ready list */
     h2_x *next_ready;
 
-    /* the worker that has it only */
-    apr_interval_time_t timeout;    /* its request's H2StreamTimeout, 0: the
-                                     * connection's */
+    /* the worker that has it only (set at creation before it is queued,
+     * like req) */
+    apr_interval_time_t timeout;    /* its request's H2StreamTimeout */
 
     /* connection thread only */
     int in_sent_list;
@@ -102,9 +101,7 @@ struct h2_x {
     apr_size_t c1_sent;             /* bytes sent since the last collect */
 };
 
-static apr_uint32_t invalid_transitions;
-
-const char *h2_x_state_str(h2_x_state state)
+static const char *h2_x_state_str(h2_x_state state)
 {
     static const char *names[] = { "new", "pending", "queued", "running", "done" };
     return (unsigned)state < sizeof(names) / sizeof(names[0])? names[state] : "?";
@@ -125,7 +122,6 @@ static int transit_note(h2_x *x, h2_x_state to, const char *why)
     conn_rec *c1 = x->req.set->c1;
 
     if (!(allowed[x->state] & (1u << to))) {
-        apr_atomic_inc32(&invalid_transitions);
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, c1, APLOGNO(21088)
                       "h2_x(%ld-%d): invalid transition of the hand-off: %s -> %s (%s)",
                       c1->id, x->req.id, h2_x_state_str(x->state), h2_x_state_str(to),
@@ -148,11 +144,6 @@ static APR_INLINE int transit_locked(h2_x *x, h2_x_state to, const char *why)
         return 1;
     }
     return transit_note(x, to, why);
-}
-
-unsigned int h2_x_invalid_transitions(void)
-{
-    return apr_atomic_read32(&invalid_transitions);
 }
 
 static void signal_worker_locked(h2_x *x)
@@ -244,6 +235,7 @@ h2_x *h2_x_c1_create(h2_xconn *xc, apr_pool_t *p, int id, void *owner)
     x->req.set = xc->set;
     x->req.id = id;
     x->state = H2_XS_NEW;
+    x->timeout = xc->set->stream_timeout;   /* until its directory's is known */
     return x;
 }
 
@@ -252,18 +244,12 @@ h2_x_req *h2_x_c1_req(h2_x *x)
     return &x->req;
 }
 
-h2_x_state h2_x_c1_state(const h2_x *x)
-{
-    return x->state;   /* only the connection thread leaves NEW/PENDING */
-}
-
 void h2_x_c1_destroy(h2_x *x)
 {
     h2_xconn *xc = x->xc;
 
     if (x->state != H2_XS_NEW && x->state != H2_XS_DONE
         && x->state != H2_XS_PENDING) {
-        apr_atomic_inc32(&invalid_transitions);
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, xc->set->c1, APLOGNO(21090)
                       "h2_x(%ld-%d): invalid transition: freed while %s", xc->set->c1->id, x->req.id,
                       h2_x_state_str(x->state));
@@ -672,8 +658,7 @@ static apr_status_t wait_for_room_locked(h2_x *x)
                           x->out_buffered);
         }
         x->worker_waits = 1;
-        rv = h2_worker_wait(x->worker, xc->mutex, x->timeout? x->timeout
-                                                  : xc->set->stream_timeout);
+        rv = h2_worker_wait(x->worker, xc->mutex, x->timeout);
         x->worker_waits = 0;
         if (APR_STATUS_IS_TIMEUP(rv)) {
             return rv;
@@ -811,7 +796,7 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
     *pread = 0;
     apr_thread_mutex_lock(xc->mutex);
     while (!x->in.first && !x->in_eos && !x->aborted) {
-        apr_interval_time_t wait = x->timeout? x->timeout : xc->set->stream_timeout;
+        apr_interval_time_t wait = x->timeout;
         if (block == APR_NONBLOCK_READ) {
             apr_thread_mutex_unlock(xc->mutex);
             return APR_EAGAIN;

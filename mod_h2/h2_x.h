@@ -116,8 +116,6 @@ typedef struct h2_x_item {
     const apr_table_t *fields;      /* HEADERS, INTERIM, TRAILERS */
 } h2_x_item;
 
-const char *h2_x_state_str(h2_x_state state);
-
 /* --- connection thread --- */
 
 /* The connection's side, in pool p (the connection's). */
@@ -133,8 +131,6 @@ h2_x_req *h2_x_c1_req(h2_x *x);
 
 /* Free the stream's queued chunks and give back what its buffers counted. */
 void h2_x_c1_destroy(h2_x *x);
-
-h2_x_state h2_x_c1_state(const h2_x *x);
 
 /* NEW -> PENDING: a worker is to run it; body may be kept from now on. */
 void h2_x_c1_pend(h2_x *x);
@@ -204,9 +200,6 @@ void h2_x_c1_idle(h2_xconn *xc, int final);
  * the second waits until no worker has one. */
 void h2_x_c1_teardown_start(h2_xconn *xc);
 void h2_x_c1_teardown_wait(h2_xconn *xc);
-
-/* Invalid hand-off transitions seen by this child (tests check for 0). */
-unsigned int h2_x_invalid_transitions(void);
 
 /* --- worker --- */
 
