@@ -490,3 +490,16 @@ def remove_conf(env, name, where):
     p = os.path.join(d, name + ".conf")
     if os.path.exists(p):
         os.unlink(p)
+
+
+def with_conf(env, name, text, where="server", value=None):
+    """For fixtures (`yield from with_conf(...)`): add a config snippet and
+    reload, yield value, then take the snippet away and reload again, also
+    when the first reload failed."""
+    env.add_conf(name, text, where)
+    try:
+        env.reload()
+        yield value
+    finally:
+        remove_conf(env, name, where)
+        env.reload()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from h2client import H2Client, install_file, remove_conf
+from h2client import H2Client, install_file, with_conf
 from h2raw import RawConn, data_frame, headers_frame, request_block
 
 pytestmark = pytest.mark.h2
@@ -54,18 +54,6 @@ H2SessionExtraFiles 10
 # The manual lists H2StreamTimeout for "directory" too; stock refuses it in
 # <Location> ("not allowed in <Location> context"), mod_h2 takes it there
 # (see test_stream_timeout_set_per_directory_applies_there_only).
-
-
-def with_conf(env, name, text):
-    """Add a conf file and reload; on the way out (also when the reload
-    failed) take it away again."""
-    env.add_conf(name, text, "server")
-    try:
-        env.reload()
-        yield
-    finally:
-        remove_conf(env, name, "server")
-        env.reload()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from h2client import H2Client, remove_conf
+from h2client import H2Client, with_conf
 from sandbox import HTTPD_BIN, SYS_MODULE_DIR
 
 pytestmark = pytest.mark.h2
@@ -31,13 +31,7 @@ LogLevel warn http2:info
 
 @pytest.fixture
 def identity_conf(env):
-    env.add_conf("identity", IDENTITY_CONF, "server")
-    try:
-        env.reload()
-        yield
-    finally:
-        remove_conf(env, "identity", "server")
-        env.reload()
+    yield from with_conf(env, "identity", IDENTITY_CONF)
 
 
 @pytest.mark.parametrize("how", ["h2c", "h2"])

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from h2client import H2Client, remove_conf
+from h2client import H2Client, with_conf
 
 pytestmark = pytest.mark.h2
 
@@ -34,18 +34,12 @@ def optfn_module(tmp_path_factory):
 
 @pytest.fixture
 def optfn_conf(env, optfn_module):
-    env.add_conf("optfn", """\
+    yield from with_conf(env, "optfn", """\
 LoadModule h2_optfn_test_module %s
 <Location "/optfn">
     SetHandler h2-optfn-test
 </Location>
-""" % optfn_module, "server")
-    try:
-        env.reload()
-        yield
-    finally:
-        remove_conf(env, "optfn", "server")
-        env.reload()
+""" % optfn_module)
 
 
 def answers(body):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from h2client import H2Client, remove_conf
+from h2client import H2Client, install_cgi, with_conf
 
 pytestmark = pytest.mark.h2
 
@@ -53,14 +53,8 @@ def logio_log(env):
     path = env.sandbox.path("logs", "logio_log")
     if os.path.exists(path):
         os.unlink(path)
-    env.add_conf("logio", 'LogFormat "%%{H2_STREAM_ID}e %%B %%O %%I %%S %%>s" logio\n'
-                 'CustomLog "%s" logio\n' % path, "server")
-    try:
-        env.reload()
-        yield path
-    finally:
-        remove_conf(env, "logio", "server")
-        env.reload()
+    yield from with_conf(env, "logio", 'LogFormat "%%{H2_STREAM_ID}e %%B %%O %%I %%S '
+                         '%%>s" logio\nCustomLog "%s" logio\n' % path, value=path)
 
 
 @pytest.mark.parametrize("how", ["h2c", "h2"])
@@ -87,3 +81,35 @@ def test_access_log_counts_bytes_out_and_in_per_stream(env, logio_log, how):
         assert n + 20 <= o <= n + 1000, (n, o)       # body and its head
         assert 20 <= i <= 2000, i                     # a GET's head
         assert s == i + o
+
+
+SLOW_CGI = r"""
+import sys, time
+sys.stdout.write("Content-Type: text/plain\r\n\r\n")
+for i in range(3):
+    sys.stdout.write("x" * 2000)
+    sys.stdout.flush()
+    time.sleep(0.3)
+"""
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_access_log_counts_all_bytes_of_a_response_made_in_pieces(env, logio_log, how):
+    """A handler that writes, waits and writes again: the pieces go to the
+    connection as they come, and %O still counts all of them."""
+    install_cgi(env, "slow-pieces.py", SLOW_CGI)
+    with H2Client.connect(env, how) as c:
+        r = c.get("/cgi-bin/slow-pieces.py")
+    assert r.status == 200 and len(r.body) == 6000
+    deadline = time.monotonic() + 5
+    fields = None
+    while time.monotonic() < deadline and fields is None:
+        for line in open(logio_log).read().split("\n"):
+            f = line.split()
+            if len(f) == 6 and f[0] == str(r.stream_id):
+                fields = f
+        time.sleep(0.1)
+    assert fields, open(logio_log).read()
+    b, o = int(fields[1]), int(fields[2])
+    assert b == 6000
+    assert 6000 + 20 <= o <= 6000 + 1000, o

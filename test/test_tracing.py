@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from h2client import H2Client, remove_conf
+from h2client import H2Client, with_conf
 
 pytestmark = pytest.mark.h2
 
@@ -18,11 +18,8 @@ pytestmark = pytest.mark.h2
 def trace2(env):
     if env.module != "ours":
         pytest.skip("mod_h2's own trace messages")
-    env.add_conf("tracing", "LogLevel warn %s:trace2\n" % env.sandbox.module_name, "server")
-    env.reload()
-    yield
-    remove_conf(env, "tracing", "server")
-    env.reload()
+    yield from with_conf(env, "tracing", "LogLevel warn %s:trace2\n"
+                         % env.sandbox.module_name)
 
 
 def story(env, start, stream_id):
