@@ -42,6 +42,7 @@
 #include "h2_c2.h"
 #include "h2_protocol.h"
 #include "h2_session_int.h"
+#include "h2_status.h"
 #include "h2_util.h"
 
 APLOG_USE_MODULE(http2);
@@ -101,6 +102,8 @@ void h2_session_schedule_later(h2_session *s, h2_stream *stream)
     xr->has_body = stream->has_body_in;
     xr->refuse_status = stream->refuse_status;
     h2_x_c1_pend(stream->x);
+    h2_status_c1_stream_start(s->srow, stream->id, stream->req.method, stream->req.path);
+    stream->status_counted = 1;
     stream->on_new = 1;
     stream->next_new = NULL;
     if (s->new_last) s->new_last->next_new = stream;
@@ -320,6 +323,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
     if ((rv = ngh_create(s)) != APR_SUCCESS) {
         return rv;
     }
+    s->srow = h2_status_c1_open(c, s->is_tls? H2_PROTO_TLS : H2_PROTO_CLEAR);
     if (r && h2_session_upgrade(s, r) != APR_SUCCESS) {
         return APR_EINVAL;
     }

@@ -102,6 +102,8 @@ struct h2_session {
     /* what is shared with the workers */
     h2_x_settings xset;
     h2_xconn *xc;
+
+    struct h2_status_row *srow;     /* its row in mod_status's table */
 };
 
 /* Create the session for c1, configured by server s (NULL: the

@@ -40,6 +40,7 @@
 #include "h2_config.h"
 #include "h2_protocol.h"
 #include "h2_session_int.h"
+#include "h2_status.h"
 #include "h2_util.h"
 
 APLOG_USE_MODULE(http2);
@@ -431,6 +432,9 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
                        nghttp2_session_set_stream_user_data(ngh, stream_id, NULL));
     s->closed_ring[s->closed_ring_next++ % H2_CLOSED_RING] = stream_id;
     s->open_streams--;
+    if (stream->status_counted) {
+        h2_status_c1_stream_done(s->srow);
+    }
     if (error_code) {
         h2_stream_transit(stream, H2_SSEV_RESET);
     }

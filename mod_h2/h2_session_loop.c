@@ -40,6 +40,7 @@
 #include "h2_config.h"
 #include "h2_protocol.h"
 #include "h2_session_int.h"
+#include "h2_status.h"
 #include "h2_util.h"
 
 APLOG_USE_MODULE(http2);
@@ -300,6 +301,7 @@ apr_status_t h2_session_process(h2_session *s, int how)
     apr_status_t rv;
 
     s->turn_start = apr_time_now();
+    h2_status_c1_state(s->srow, s->c1, "busy");
     if (s->state == H2_SESS_INIT || s->state == H2_SESS_IDLE) {
         /* after a yield, the client's silence goes on counting */
         s->last_client_io = s->turn_start;
@@ -346,6 +348,7 @@ apr_status_t h2_session_process(h2_session *s, int how)
             ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
                           "h2_session(%ld): turn over, %d streams in workers: "
                           "the MPM thread goes back", s->c1->id, h2_x_c1_processing(s->xc));
+            h2_status_c1_state(s->srow, s->c1, "wait");
             return APR_INCOMPLETE;
         }
         if (progress) {
@@ -359,9 +362,11 @@ apr_status_t h2_session_process(h2_session *s, int how)
             h2_x_c1_idle(s->xc, 0);
             h2_ngmem_trim(&s->ngmem);
             h2_c1_io_idle(&s->io);
+            h2_status_c1_state(s->srow, s->c1, "idle");
             if (wait_idle(s, how)) {
                 return APR_EAGAIN;
             }
+            h2_status_c1_state(s->srow, s->c1, "busy");
         }
         else if (s->state == H2_SESS_WAIT || s->state == H2_SESS_DRAIN) {
             wait_busy(s, how);
@@ -373,6 +378,7 @@ apr_status_t h2_session_process(h2_session *s, int how)
         int p = 0;
         send_output(s, &p);
     }
+    h2_status_c1_state(s->srow, s->c1, "done");
     return APR_EOF;
 }
 

@@ -46,6 +46,7 @@ struct h2_stream {
     int window_deferred;           /*   or for the client's window */
     int has_body_in;               /* request has a body */
     int fault_counted;             /* counted toward H2MaxStreamErrors */
+    int status_counted;            /* started in mod_status's table */
     apr_off_t in_received;         /* DATA payload received, all of it */
     apr_off_t in_dropped;          /* body bytes nobody wanted */
     h2_stream *next_new;           /* ready to be scheduled */

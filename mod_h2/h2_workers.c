@@ -23,6 +23,7 @@
 
 #include "h2.h"
 #include "h2_fmap.h"
+#include "h2_status.h"
 #include "h2_util.h"
 #include "h2_workers.h"
 
@@ -79,6 +80,12 @@ struct h2_workers {
 
 static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data);
 
+/* Called with the lock held: the counts mod_status shows (h2_status.c). */
+static void publish(h2_workers *w)
+{
+    h2_status_workers(w->running, w->nidle, w->max_workers);
+}
+
 /* Called with the workers lock held. */
 static apr_status_t spawn_worker(h2_workers *w)
 {
@@ -119,6 +126,7 @@ static apr_status_t spawn_worker(h2_workers *w)
     }
     w->running++;
     apr_atomic_inc32(&w->nawake);
+    publish(w);
     return APR_SUCCESS;
 }
 
@@ -162,6 +170,7 @@ static int take_idle_locked(h2_workers *w, int n, h2_worker **wake)
             w->nidle--;
             apr_atomic_inc32(&w->nawake);
             wake[k++] = wk;
+            publish(w);
         }
         else if (w->running < w->max_workers && !w->shutdown
                  && spawn_worker(w) == APR_SUCCESS) {
@@ -203,6 +212,7 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
         w->idle = wk;
         w->nidle++;
         apr_atomic_dec32(&w->nawake);
+        publish(w);
         if (w->running > w->min_workers) {
             apr_status_t rv = apr_thread_cond_timedwait(wk->cond, w->mutex,
                                                         w->idle_timeout);
@@ -226,11 +236,13 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
                 *pw = wk->next_idle;
                 w->nidle--;
                 apr_atomic_inc32(&w->nawake);
+                publish(w);
             }
         }
     }
     w->running--;
     wk->exited = 1;
+    publish(w);
     if (w->running == 0) {
         apr_thread_cond_broadcast(w->all_done);
     }

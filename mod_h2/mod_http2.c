@@ -31,6 +31,7 @@
 #include "h2_fmap.h"
 #include "h2_c2.h"
 #include "h2_protocol.h"
+#include "h2_status.h"
 #include "h2_stream.h"
 #include "h2_reqtimeout.h"
 #include "h2_vars.h"
@@ -48,6 +49,7 @@ static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         return OK;
     }
     h2_reqtimeout_post_config(pconf, s);
+    h2_status_post_config(pconf, s);
     h2_config_workers(s, &minw, &maxw, &idle);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, APLOGNO(21060)
                  "mod_h2 %s (nghttp2 %s), mpm %s, workers %d-%d",
@@ -59,6 +61,8 @@ static void h2_child_init(apr_pool_t *pchild, server_rec *s)
 {
     /* first: its cleanup then runs after the workers have stopped */
     apr_status_t rv = h2_fmap_child_init(pchild);
+
+    h2_status_child_init(pchild);
     if (rv == APR_SUCCESS) {
         rv = h2_c2_child_init(pchild, s);
     }
@@ -89,6 +93,7 @@ static void h2_register_hooks(apr_pool_t *p)
     h2_protocol_register_hooks();
     h2_c2_register_hooks();
     h2_vars_register_hooks();
+    h2_status_register_hooks();
 }
 
 AP_DECLARE_MODULE(http2) = {

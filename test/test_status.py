@@ -14,6 +14,7 @@ import time
 import pytest
 
 from h2client import H2Client, install_cgi, with_conf
+from h2raw import RawConn, headers_frame, request_block
 
 pytestmark = pytest.mark.h2
 
@@ -113,3 +114,84 @@ def test_access_log_counts_all_bytes_of_a_response_made_in_pieces(env, logio_log
     b, o = int(fields[1]), int(fields[2])
     assert b == 6000
     assert 6000 + 20 <= o <= 6000 + 1000, o
+
+
+WAIT_CGI = r"""
+import sys, time
+time.sleep(2)
+sys.stdout.write("Content-Type: text/plain\r\n\r\nwaited\n")
+"""
+
+
+def status_page(env):
+    r = env.get("http1", "/server-status")
+    assert r.status == 200, r
+    return r.body.decode()
+
+
+def row_with(page, *words):
+    """The table rows (<tr>...</tr>) of page that contain all words."""
+    rows = re.findall(r"<tr>.*?</tr>", page, re.S)
+    return [row for row in rows if all(w in row for w in words)]
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_server_status_shows_a_connection_and_its_stream_while_it_runs(env, how):
+    """While a stream is with its handler, server-status has a line for its
+    connection: the protocol, the streams started and done, the request.
+    (Stock shows it on the scoreboard line of the thread the connection
+    holds; mod_h2's connection holds no thread while it waits, and lists
+    its connections in a table of its own.)"""
+    install_cgi(env, "status-wait.py", WAIT_CGI)
+    path = "/cgi-bin/status-wait.py?%s" % how
+    with RawConn(env, how) as c:
+        c.send(headers_frame(1, request_block(c, path)))
+        rows, deadline = [], time.monotonic() + 1.5
+        while not rows and time.monotonic() < deadline:
+            rows = row_with(status_page(env), ">%s<" % how, "GET " + path)
+            time.sleep(0.1)
+        assert rows, status_page(env)
+        assert re.search(r"\[?1/0\]?", rows[0]), rows[0]
+        assert c.wait(lambda: c.stream_done(1), 5), c.answer()
+        assert c.status(1) == 200
+
+
+def auto_h2(env):
+    r = env.get("http1", "/server-status?auto")
+    assert r.status == 200, r
+    return {k: int(v) for k, v in re.findall(r"^(H2\w+): (\d+)$", r.body.decode(), re.M)}
+
+
+def auto_h2_when(env, predicate, timeout=5):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = auto_h2(env)
+        if predicate(v) or time.monotonic() > deadline:
+            return v
+        time.sleep(0.1)
+
+
+def test_server_status_auto_counts_http2_connections_streams_and_workers(env):
+    """`?auto` has H2Connections, H2StreamsOpen and the workers (busy, idle,
+    the maximum) summed over the children: a stream in its handler counts
+    as open and keeps a worker busy; once it ended, both go back."""
+    if env.module != "ours":
+        pytest.skip("stock adds no HTTP/2 lines to ?auto")
+    install_cgi(env, "status-wait.py", WAIT_CGI)
+    quiet = lambda v: v["H2StreamsOpen"] == 0 and v["H2WorkersBusy"] == 0
+    before = auto_h2_when(env, quiet)
+    assert set(before) == {"H2Connections", "H2StreamsOpen", "H2WorkersBusy",
+                           "H2WorkersIdle", "H2WorkersMax"}, before
+    assert quiet(before) and before["H2WorkersMax"] >= 1, before
+    with RawConn(env, "h2c") as c:
+        c.send(headers_frame(1, request_block(c, "/cgi-bin/status-wait.py?auto")))
+        during = auto_h2_when(env, lambda v: v["H2StreamsOpen"] == 1, 1.5)
+        assert c.wait(lambda: c.stream_done(1), 5), c.answer()
+        assert c.status(1) == 200
+        ended = auto_h2_when(env, quiet)
+        conns_open = ended["H2Connections"]
+    gone = auto_h2_when(env, lambda v: v["H2Connections"] == conns_open - 1)
+    assert during["H2StreamsOpen"] == 1 and during["H2WorkersBusy"] >= 1, during
+    assert during["H2Connections"] >= 1, during
+    assert quiet(ended), ended
+    assert gone["H2Connections"] == conns_open - 1, (ended, gone)

@@ -40,6 +40,7 @@
 #include "h2_config.h"
 #include "h2_fmap.h"
 #include "h2_session.h"
+#include "h2_status.h"
 #include "h2_workers.h"
 #include "h2_x.h"
 #include "seam.h"
@@ -260,6 +261,25 @@ int h2_c1_idle_unpark(struct h2_session *session)
 }
 
 void h2_c2_note_conn_thread(void)
+{
+}
+
+/* mod_status's table (h2_status.c) needs httpd's shared memory: no rows */
+h2_status_row *h2_status_c1_open(conn_rec *c1, const char *protocol)
+{
+    return NULL;
+}
+
+void h2_status_c1_stream_start(h2_status_row *row, int id, const char *method,
+                               const char *path)
+{
+}
+
+void h2_status_c1_stream_done(h2_status_row *row)
+{
+}
+
+void h2_status_c1_state(h2_status_row *row, conn_rec *c1, const char *state)
 {
 }
 
