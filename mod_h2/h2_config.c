@@ -35,6 +35,7 @@ typedef enum {
 #define H2_CTX_GLOBAL  0x2   /* main server config only */
 #define H2_CTX_DIR     0x4   /* directory sections and .htaccess */
 #define H2_CTX_SRV_DIR (H2_CTX_SRV|H2_CTX_DIR)
+#define H2_CTX_SRV_SECT H2_CTX_SRV_DIR    /* the same, .htaccess excepted */
 
 typedef struct {
     const char *name;
@@ -310,6 +311,7 @@ static const char *set_obsolete(cmd_parms *cmd, void *dirconf, const char *arg)
 #define H2_OVR_SRV     RSRC_CONF
 #define H2_OVR_GLOBAL  RSRC_CONF
 #define H2_OVR_SRV_DIR (RSRC_CONF|ACCESS_CONF|OR_FILEINFO)
+#define H2_OVR_SRV_SECT (RSRC_CONF|ACCESS_CONF)
 #define H2_CONF_CMD(id, n, t, d, mn, mx, ctx, help) \
     AP_INIT_TAKE1(n, set_var, (void *)(apr_uintptr_t)H2_CONF_##id, H2_OVR_##ctx, help),
 

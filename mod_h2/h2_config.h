@@ -24,7 +24,9 @@
 #define I64MAX APR_INT64_MAX
 
 /* The H2* directives that set one value: X(id, name, type, default, min,
- * max, contexts, help). One list makes the enum, the defaults, the ranges
+ * max, contexts, help); contexts: SRV (server config, virtual host),
+ * GLOBAL (server config), SRV_DIR (also directory sections and
+ * .htaccess), SRV_SECT (also directory sections, not .htaccess). One list makes the enum, the defaults, the ranges
  * and httpd's command table, so a directive is described exactly once. */
 #define H2_CONF_VARS(X) \
     X(DIRECT, "H2Direct", FLAG, H2_CONF_UNSET, 0, 1, SRV, \
@@ -59,7 +61,7 @@
       "client caused stream errors tolerated per connection, 0 for no limit") \
     X(MAX_HEADER_BLOCK, "H2MaxHeaderBlockLen", NUM, 0, 0, 0x7fffffff, SRV, \
       "maximum decoded size of a request header block, 0 for the httpd limits") \
-    X(STREAM_TIMEOUT, "H2StreamTimeout", TIME, H2_CONF_UNSET, 0, I64MAX, SRV_DIR, \
+    X(STREAM_TIMEOUT, "H2StreamTimeout", TIME, H2_CONF_UNSET, 0, I64MAX, SRV_SECT, \
       "timeout for a stream's I/O, default: Timeout") \
     X(COPY_FILES, "H2CopyFiles", FLAG, 0, 0, 1, SRV_DIR, \
       "copy file data instead of passing file handles") \

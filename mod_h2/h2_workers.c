@@ -191,6 +191,23 @@ static void signal_all(h2_worker **wake, int n)
     }
 }
 
+/* Called with the lock held: take wk off the idle list. 0 when it was
+ * not on it (someone took it off to give it work). */
+static int unlist_idle(h2_workers *w, h2_worker *wk)
+{
+    h2_worker **pw = &w->idle;
+    while (*pw && *pw != wk) {
+        pw = &(*pw)->next_idle;
+    }
+    if (!*pw) {
+        return 0;
+    }
+    *pw = wk->next_idle;
+    w->nidle--;
+    publish(w);
+    return 1;
+}
+
 static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
 {
     h2_worker *wk = data;
@@ -216,11 +233,11 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
         if (w->running > w->min_workers) {
             apr_status_t rv = apr_thread_cond_timedwait(wk->cond, w->mutex,
                                                         w->idle_timeout);
-            if (APR_STATUS_IS_TIMEUP(rv) && w->idle == wk && !w->q_first
-                && w->running > w->min_workers) {
-                /* idled long enough above the minimum: retire */
-                w->idle = wk->next_idle;
-                w->nidle--;
+            if (APR_STATUS_IS_TIMEUP(rv) && !w->q_first
+                && w->running > w->min_workers && unlist_idle(w, wk)) {
+                /* idled long enough above the minimum: retire (wherever
+                 * it is in the list: workers timing out in turn re-park
+                 * at its head, so waiting to be the head could last) */
                 break;
             }
         }
@@ -229,15 +246,8 @@ static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data)
         }
         /* whoever woke us took us off the idle list, unless it was a
          * timeout or spurious wakeup: then remove ourselves */
-        if (w->nidle > 0) {
-            h2_worker **pw = &w->idle;
-            while (*pw && *pw != wk) pw = &(*pw)->next_idle;
-            if (*pw) {
-                *pw = wk->next_idle;
-                w->nidle--;
-                apr_atomic_inc32(&w->nawake);
-                publish(w);
-            }
+        if (unlist_idle(w, wk)) {
+            apr_atomic_inc32(&w->nawake);
         }
     }
     w->running--;

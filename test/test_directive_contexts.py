@@ -1,0 +1,329 @@
+"""Each H2* directive in each context the Apache manual allows for it
+(server config, virtual host, directory, .htaccess) takes effect there and
+only there, as a client sees it. One case per directive and context: the
+directive is set in that one place, then a probe reads the value a client
+observes inside the place and, where there is an outside, outside it.
+
+The places: "server" is the main server (conf.d); "vhost" is the h2c
+virtual host (the TLS one is "outside"), or the TLS one for directives
+about TLS; "directory" is <Directory htdocs/ctx>; ".htaccess" is
+htdocs/ctx/.htaccess under AllowOverride FileInfo. Push, WebSockets and
+forward proxying are not implemented yet (their directives load in every
+context, test_directives.py); H2SerializeHeaders is obsolete and has no
+effect to observe; H2StreamMaxMemSize's effect is a memory bound
+(test_abuse_memory.py). H2OutputBuffering decides whether a handler's
+write that is not flushed goes out before a frame's worth has gathered;
+httpd flushes whenever a CGI or a proxied backend pauses, so a client
+sees no difference with those handlers (test_output.py checks that
+output flows with it off)."""
+
+import os
+import re
+import time
+
+import pytest
+
+from h2client import H2Client, install_cgi, install_file, remove_conf
+from h2raw import (RawConn, data_frame, headers_frame, request_block,
+                   window_update_frame)
+
+pytestmark = pytest.mark.h2
+
+MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE = 3, 4
+CTX_FILE = "ctx/f.bin"
+CTX_SIZE = 200000
+
+
+def setting(env, how, path, ident):
+    with RawConn(env, how) as c:
+        c.wait(lambda: c.server_settings, 5)
+        return dict(c.server_settings[0]).get(ident)
+
+
+def probe_max_streams(env, how, path):
+    return setting(env, how, path, MAX_CONCURRENT_STREAMS)
+
+
+def probe_window(env, how, path):
+    return setting(env, how, path, INITIAL_WINDOW_SIZE)
+
+
+def data_frames(env, how, path):
+    with H2Client.connect(env, how, window=1 << 24) as c:
+        r = c.get(path)
+    assert r.status == 200 and len(r.body) == CTX_SIZE, r
+    return r.data_frames
+
+
+def probe_max_frame(env, how, path):
+    return max(n for n, _ in data_frames(env, how, path))
+
+
+def probe_padded(env, how, path):
+    # 13 frames, each unpadded with odds 1/16 when padding is on
+    return any(flow > n for n, flow in data_frames(env, how, path))
+
+
+def response_blocks(env, how, path, extra=()):
+    with RawConn(env, how) as c:
+        c.send(headers_frame(1, request_block(c, path, extra=extra)))
+        c.wait(lambda: c.stream_done(1) or c.rst.get(1) is not None or c.closed, 10)
+        return c.headers.get(1, []), c
+
+
+def probe_early_hint_links(env, how, path):
+    blocks, _ = response_blocks(env, how, path)
+    return sorted(v for b in blocks if (":status", "103") in b
+                  for k, v in b if k == "link")
+
+
+def probe_status_with_big_head(env, how, path):
+    # 10 fields of 300 bytes: over H2MaxHeaderBlockLen 2000, within httpd's limits
+    blocks, c = response_blocks(env, how, path,
+                                [("x-big-%d" % i, "v" * 300) for i in range(10)])
+    return c.status(1)
+
+
+def probe_upgraded(env, how, path):
+    r = env.get("upgrade", path, "-w", "%{http_version}")
+    assert r.exit_code == 0, r
+    return r.stdout == "2"
+
+
+def probe_direct(env, how, path):
+    r = env.get("h2c", path, "-w", "%{http_version}")
+    return r.exit_code == 0 and r.stdout == "2"
+
+
+def probe_goaway_after_two_errors(env, how, path):
+    with RawConn(env, how) as c:
+        # a HEADERS block without pseudo-headers: a stream error each
+        for sid in (1, 3):
+            c.send(headers_frame(sid, b"", end_stream=False))
+        c.send(headers_frame(5, request_block(c, path)))
+        c.wait(lambda: c.goaways or c.stream_done(5), 5)
+        return bool(c.goaways)
+
+
+DRAIN_CGI = r"""
+import sys
+sys.stdin.buffer.read()
+sys.stdout.write("Content-Type: text/plain\r\n\r\nread all\n")
+"""
+
+
+def probe_stream_timeout_ended_wait(env, how, path):
+    """A request body that stops after one byte: does the handler's wait
+    end within 4 s (H2StreamTimeout 1) or not (the default, Timeout)?"""
+    env.ignore_log(r"AH0(1270|1225): Error reading request entity data")
+    env.ignore_log(r"AH21032")
+    cgi = "/ctx/drain.py" if path.startswith("/ctx/") else "/cgi-bin/ctx-drain.py"
+    with RawConn(env, how) as c:
+        c.send(headers_frame(1, request_block(c, cgi, "POST"), end_stream=False)
+               + data_frame(1, b"x"))
+        return bool(c.wait(lambda: c.status(1) or c.rst.get(1) is not None or c.closed, 4))
+
+
+def probe_file_read_when_sent(env, how, path):
+    """H2CopyFiles: is a file's content taken when the handler runs (copy)
+    or when its DATA is sent (handed over)? The client holds its window
+    shut, the file changes in place, then the window opens."""
+    full = env.path("htdocs", *path.lstrip("/").split("/"))
+    old = b"o" * CTX_SIZE
+    with open(full, "wb") as f:
+        f.write(old)
+    with RawConn(env, how, settings=[(INITIAL_WINDOW_SIZE, 0)], auto_window=False) as c:
+        c.send(headers_frame(1, request_block(c, path)))
+        c.wait(lambda: c.status(1), 5)
+        time.sleep(0.5)         # the handler is done with what it could do
+        with open(full, "r+b") as f:
+            f.write(b"n" * CTX_SIZE)
+        c.send(window_update_frame(0, 1 << 20) + window_update_frame(1, 1 << 20))
+        c.wait(lambda: c.stream_done(1), 10)
+        body = c.data.get(1, b"")
+    assert c.status(1) == 200 and len(body) == CTX_SIZE, c.answer()
+    return not body.startswith(b"o")
+
+
+def auto_h2(env):
+    if env.module != "ours":
+        pytest.skip("stock adds no HTTP/2 lines to ?auto")
+    r = env.get("http1", "/server-status?auto")
+    return {k: int(v) for k, v in re.findall(r"^(H2\w+): (\d+)$", r.body.decode(), re.M)}
+
+
+def probe_workers_all_started(env, how, path):
+    """H2MaxWorkers below the MPM's threads: the minimum (ThreadsPerChild,
+    25 here) is cut to it, so every child has started all it may."""
+    v = auto_h2(env)
+    return v["H2WorkersIdle"] + v["H2WorkersBusy"] == v["H2WorkersMax"]
+
+
+# directive text -> (contexts, probe, connection, value by default, value set)
+CASES = {
+    "H2MaxSessionStreams 7": (("server", "vhost"), probe_max_streams, "h2c", 100, 7),
+    "H2WindowSize 12345": (("server", "vhost"), probe_window, "h2c", 65535, 12345),
+    "H2MaxDataFrameLen 1000": (("server", "vhost"), probe_max_frame, "h2c", 16384, 1000),
+    "H2Padding 4": (("server", "vhost"), probe_padded, "h2c", False, True),
+    "H2MaxHeaderBlockLen 2000": (("server", "vhost"), probe_status_with_big_head,
+                                 "h2c", 200, 431),
+    "H2MaxStreamErrors 1": (("server", "vhost"), probe_goaway_after_two_errors,
+                            "h2c", False, True),
+    "H2Direct off": (("server", "vhost"), probe_direct, "h2c", True, False),
+    "H2Upgrade off": (("server", "vhost", "directory", ".htaccess"), probe_upgraded,
+                      "h2c", True, False),
+    'H2EarlyHint Link "</ctx.css>; rel=preload"':
+        (("server", "vhost", "directory", ".htaccess"), probe_early_hint_links, "h2c",
+         [], ["</ctx.css>; rel=preload"]),
+    "H2PushResource /ctx.js":
+        (("server", "vhost", "directory", ".htaccess"), probe_early_hint_links, "h2c",
+         [], ["</ctx.js>; rel=preload"]),
+    "H2EarlyHints off": (("server", "vhost"), probe_early_hint_links, "h2c",
+                         ["</base.css>; rel=preload"], []),
+    "H2StreamTimeout 1": (("server", "vhost", "directory"), probe_stream_timeout_ended_wait,
+                          "h2c", False, True),
+    "H2CopyFiles on": (("server", "vhost", "directory", ".htaccess"),
+                       probe_file_read_when_sent, "h2c", True, False),
+    "H2MaxWorkers 7": (("server",), probe_workers_all_started, "h2c", False, True),
+}
+
+# For the early hints cases: 103s are on everywhere, with one hint set
+# server wide (which "H2EarlyHints off" then switches off where it is).
+BASE = """\
+H2EarlyHints on
+H2EarlyHint Link "</base.css>; rel=preload"
+"""
+
+
+def cases():
+    for text, (contexts, *_rest) in CASES.items():
+        for ctx in contexts:
+            yield pytest.param(text, ctx, id="%s-%s" % (text.split()[0], ctx))
+
+
+@pytest.fixture
+def places(env):
+    docroot = env.path("htdocs")
+    install_file(env, "htdocs/" + CTX_FILE, b"x" * CTX_SIZE)
+    install_file(env, "htdocs/ctx/.htaccess", "")
+    install_cgi(env, "ctx-drain.py", DRAIN_CGI)
+    install_file(env, "htdocs/ctx/drain.py", "#!%s\n%s" % (env.sandbox.cgi_python(), DRAIN_CGI),
+                 0o755)
+    yield docroot
+    for where in ("server", "http", "https"):
+        remove_conf(env, "ctx", where)
+    remove_conf(env, "ctx-base", "server")
+    env.reload()
+
+
+def configure(env, docroot, text, ctx):
+    early = "H2EarlyHint" in text or "H2PushResource" in text or "EarlyHints" in text
+    base = BASE if early else ""
+    if "H2EarlyHints" in text:
+        # the hint server wide; the switch in the context under test
+        base = 'H2EarlyHint Link "</base.css>; rel=preload"\n'
+        text = "H2EarlyHints off" if ctx != "server" else text
+        if ctx != "server":
+            base = BASE
+    elif "H2EarlyHint " in text or "H2PushResource" in text:
+        base = "H2EarlyHints on\n"
+    ht = ""
+    directory = """
+<Directory "{d}/ctx">
+    AllowOverride FileInfo
+    Options +ExecCGI
+    AddHandler cgi-script .py
+{inner}</Directory>
+""".format(d=docroot, inner="    %s\n" % text if ctx == "directory" else "")
+    if ctx == ".htaccess":
+        ht = text + "\n"
+    with open(os.path.join(docroot, "ctx", ".htaccess"), "w") as f:
+        f.write(ht)
+    env.add_conf("ctx-base", base + directory
+                 + (text + "\n" if ctx == "server" else ""), "server")
+    if ctx == "vhost":
+        env.add_conf("ctx", text + "\n", "http")
+    env.reload()
+
+
+@pytest.mark.parametrize("text,ctx", list(cases()))
+def test_directive_takes_effect_in_its_context_only(env, places, text, ctx):
+    contexts, probe, how, dflt, value = CASES[text]
+    configure(env, places, text, ctx)
+    inside = "/" + CTX_FILE
+    assert probe(env, how, inside) == value, "inside %s" % ctx
+    if ctx == "vhost" and probe not in (probe_direct, probe_upgraded):
+        # the TLS virtual host keeps the default
+        assert probe(env, "h2", inside) == dflt, "other vhost"
+    elif ctx in ("directory", ".htaccess"):
+        outside = "/ctx-out.bin"
+        install_file(env, "htdocs/ctx-out.bin", b"x" * CTX_SIZE)
+        assert probe(env, how, outside) == dflt, "outside the directory"
+
+
+SLEEP_CGI = r"""
+import sys, time
+time.sleep(1)
+sys.stdout.write("Content-Type: text/plain\r\n\r\nslept\n")
+"""
+
+
+@pytest.fixture
+def idle_workers(env):
+    install_cgi(env, "ctx-sleep.py", SLEEP_CGI)
+    env.add_conf("ctx", "H2MinWorkers 1\nH2MaxWorkers 6\nH2MaxWorkerIdleSeconds 1")
+    env.reload()
+    yield
+    remove_conf(env, "ctx", "server")
+    env.reload()
+
+
+def test_workers_above_the_minimum_retire_after_max_worker_idle_seconds(env, idle_workers):
+    """H2MinWorkers 1, H2MaxWorkers 6, H2MaxWorkerIdleSeconds 1: streams in
+    parallel start workers beyond the one each child keeps; a second or
+    two after they are done, each child is back to one (server-status)."""
+    with H2Client.connect(env, "h2c") as c:
+        sids = [c.request("GET", "/cgi-bin/ctx-sleep.py?%d" % i) for i in range(3)]
+        time.sleep(0.5)
+        during = auto_h2(env)
+        for sid in sids:
+            c.wait_done(sid)
+            assert c.responses[sid].status == 200
+    # the MPM may start children meanwhile; each keeps H2MinWorkers
+    children = lambda v: v["H2WorkersMax"] // 6
+    started = lambda v: v["H2WorkersIdle"] + v["H2WorkersBusy"]
+    assert during["H2WorkersBusy"] >= 2 and started(during) > children(during), during
+    deadline = time.monotonic() + 6
+    after = auto_h2(env)
+    while started(after) > children(after) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        after = auto_h2(env)
+    assert started(after) == children(after), (during, after)
+
+
+@pytest.mark.parametrize("where,text,says", [
+    ("http", "H2MaxWorkers 7", "H2MaxWorkers cannot occur within <VirtualHost> section"),
+    ("server", "<Directory /tmp>\nH2WindowSize 1024\n</Directory>",
+     "H2WindowSize not allowed in <Directory> context"),
+    ("server", "<Location /x>\nH2Direct off\n</Location>", "H2Direct not allowed in <Location> context"),
+], ids=["server-only-in-vhost", "vhost-directive-in-directory",
+        "vhost-directive-in-location"])
+def test_directive_outside_its_contexts_fails_the_config_test_naming_it(env, where,
+                                                                        text, says):
+    env.add_conf("ctx-bad", text + "\n", where)
+    try:
+        rc, out = env.sandbox.configtest()
+    finally:
+        remove_conf(env, "ctx-bad", where)
+    assert rc != 0, out
+    assert says in out, out
+
+
+def test_stream_timeout_in_htaccess_is_refused_with_500(env, places):
+    """The manual allows H2StreamTimeout in directory sections, not in
+    .htaccess: there httpd answers 500 and logs the directive."""
+    env.ignore_log(r"H2StreamTimeout not allowed here")
+    configure(env, places, "H2StreamTimeout 1", ".htaccess")
+    r = env.get("h2c", "/" + CTX_FILE)
+    assert r.exit_code == 0 and r.status == 500, r
+    assert "H2StreamTimeout not allowed here" in open(env.path("logs", "error_log")).read()
