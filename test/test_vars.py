@@ -27,8 +27,24 @@ def test_cgi_sees_the_http2_variables(env, how):
     assert e["HTTP2"] == "on"
     assert e["H2_STREAM_ID"] == str(r.stream_id)
     assert e["H2_STREAM_TAG"].endswith("-%d" % r.stream_id)
-    for name in ("H2PUSH", "H2_PUSH", "H2_PUSHED", "H2_PUSHED_ON"):
-        assert name in e, name
+    # the h2 library's client allows pushes (SETTINGS_ENABLE_PUSH 1): stock
+    # says "on", mod_h2 never pushes (README, status) and says "off"
+    push = "on" if env.module == "stock" else "off"
+    assert (e["H2PUSH"], e["H2_PUSH"]) == (push, push)
+    # set, empty: the request was not pushed
+    assert (e["H2_PUSHED"], e["H2_PUSHED_ON"]) == ("", "")
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_push_variables_are_off_when_the_client_refuses_pushes(env, how):
+    """curl sends SETTINGS_ENABLE_PUSH 0: H2PUSH and H2_PUSH are "off" with
+    either module."""
+    r = env.get(how, "/cgi-bin/env.py?nopush")
+    assert r.status == 200, r
+    e = cgi_env(r)
+    assert e["HTTP2"] == "on"
+    assert (e["H2PUSH"], e["H2_PUSH"], e["H2_PUSHED"], e["H2_PUSHED_ON"]) == \
+        ("off", "off", "", "")
 
 
 @pytest.fixture(scope="module")
