@@ -29,6 +29,8 @@
 #include <util_filter.h>
 #include <ap_mpm.h>
 #include <scoreboard.h>
+#include <apr_optional.h>
+#include <mod_http2.h>
 
 #include "h2.h"
 #include "h2_config.h"
@@ -778,8 +780,26 @@ static int c2_early_hints(request_rec *r)
     return DECLINED;
 }
 
+/* Worker: a descriptor for polling the request body of the stream c
+ * carries (a secondary connection), for mod_proxy's tunnels and other
+ * modules that poll a connection's input: core's get_pollfd_from_conn
+ * hook and, under the same signature, stock's optional function. */
+static apr_status_t http2_get_pollfd_from_conn(conn_rec *c, apr_pollfd_t *pfd,
+                                               apr_interval_time_t *ptimeout)
+{
+    h2_c2_ctx *ctx = c->master? c2_ctx(c) : NULL;
+
+    if (!ctx || !ctx->x) {
+        return APR_ENOTIMPL;
+    }
+    return h2_x_worker_pollfd(ctx->x, c->pool, pfd, ptimeout);
+}
+
 void h2_c2_register_hooks(void)
 {
+    ap_hook_get_pollfd_from_conn(http2_get_pollfd_from_conn, NULL, NULL,
+                                 APR_HOOK_MIDDLE);
+    APR_REGISTER_OPTIONAL_FN(http2_get_pollfd_from_conn);
     ap_hook_fixups(c2_directory_settings, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_fixups(c2_early_hints, NULL, NULL, APR_HOOK_LAST);
     c2_in_handle = ap_register_input_filter("H2_C2_IN", c2_in_filter, NULL,

@@ -91,6 +91,12 @@ struct h2_x {
     /* the worker that has it only (set at creation before it is queued,
      * like req) */
     apr_interval_time_t timeout;    /* its request's H2StreamTimeout */
+    /* a pipe that is readable while request body (or its end) waits: for
+     * modules that poll the stream's input (h2_x_worker_pollfd); made by
+     * the worker, written under xc->mutex */
+    apr_pool_t *poll_pool;
+    apr_file_t *poll_in, *poll_out;
+    int poll_signalled;
 
     /* connection thread only */
     int in_sent_list;
@@ -146,11 +152,38 @@ static APR_INLINE int transit_locked(h2_x *x, h2_x_state to, const char *why)
     return transit_note(x, to, why);
 }
 
+/* Lock held: input came (body, its end, an abort); a poller sees it. */
+static void poll_signal_locked(h2_x *x)
+{
+    char b = 1;
+    apr_size_t n = 1;
+
+    if (x->poll_out && !x->poll_signalled
+        && apr_file_write(x->poll_out, &b, &n) == APR_SUCCESS) {
+        x->poll_signalled = 1;
+    }
+}
+
+/* Lock held: all input taken, the pipe goes quiet again. */
+static void poll_drain_locked(h2_x *x)
+{
+    char buf[8];
+    apr_size_t n = sizeof(buf);
+
+    if (x->poll_signalled && !x->in.first && !x->in_eos && !x->aborted) {
+        while (apr_file_read(x->poll_in, buf, &n) == APR_SUCCESS) {
+            n = sizeof(buf);
+        }
+        x->poll_signalled = 0;
+    }
+}
+
 static void signal_worker_locked(h2_x *x)
 {
     if (x->worker_waits) {
         apr_thread_cond_signal(h2_worker_cond(x->worker));
     }
+    poll_signal_locked(x);
 }
 
 static void wake_c1_locked(h2_xconn *xc, int id, const char *why)
@@ -641,6 +674,42 @@ void h2_x_worker_timeout(h2_x *x, apr_interval_time_t timeout)
     x->timeout = timeout;
 }
 
+apr_status_t h2_x_worker_pollfd(h2_x *x, apr_pool_t *p, apr_pollfd_t *pfd,
+                                apr_interval_time_t *ptimeout)
+{
+    h2_xconn *xc = x->xc;
+    apr_status_t rv = APR_SUCCESS;
+
+    apr_thread_mutex_lock(xc->mutex);
+    if (!x->poll_in) {
+        if ((rv = apr_pool_create(&x->poll_pool, p)) == APR_SUCCESS) {
+            rv = apr_file_pipe_create_pools(&x->poll_in, &x->poll_out,
+                                            APR_FULL_NONBLOCK, x->poll_pool,
+                                            x->poll_pool);
+        }
+        if (rv != APR_SUCCESS) {
+            if (x->poll_pool) apr_pool_destroy(x->poll_pool);
+            x->poll_pool = NULL;
+            x->poll_in = x->poll_out = NULL;
+        }
+        else if (x->in.first || x->in_eos || x->aborted) {
+            poll_signal_locked(x);
+        }
+    }
+    if (rv == APR_SUCCESS) {
+        pfd->p = x->poll_pool;
+        pfd->desc_type = APR_POLL_FILE;
+        pfd->desc.f = x->poll_in;
+        pfd->reqevents = APR_POLLIN;
+        pfd->rtnevents = 0;
+        if (ptimeout) {
+            *ptimeout = x->timeout;
+        }
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    return rv;
+}
+
 /* Wait (lock held) until x holds less than H2StreamMaxMemSize of output,
  * or it is aborted or H2StreamTimeout passed. */
 static apr_status_t wait_for_room_locked(h2_x *x)
@@ -832,6 +901,7 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
         return APR_ECONNABORTED;
     }
     n = body_take_locked(x, bb, getline, speculative, readbytes);
+    poll_drain_locked(x);
     if (!speculative && n > 0) {
         x->in_consumed += (apr_size_t)n;
         if (x->in_consumed >= H2_HCHUNK_SIZE || !x->in.first) {
@@ -860,6 +930,11 @@ conn_rec *h2_x_worker_done(h2_x *x, conn_rec *c2)
         c2 = NULL;
     }
     transit_locked(x, H2_XS_DONE, "worker finished");
+    if (x->poll_pool) {
+        apr_pool_destroy(x->poll_pool);     /* closes the pipe */
+        x->poll_pool = NULL;
+        x->poll_in = x->poll_out = NULL;
+    }
     x->worker = NULL;
     x->worker_waits = 0;
     xc->n_processing--;

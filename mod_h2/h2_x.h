@@ -44,6 +44,7 @@
  * are taken only without it. Waking the connection thread writes an
  * eventfd, which takes no lock. */
 
+#include <apr_poll.h>
 #include <apr_thread_mutex.h>
 #include <httpd.h>
 
@@ -218,6 +219,13 @@ void h2_x_worker_count(h2_x *x, request_rec *r);
 /* H2StreamTimeout for x's request (its directory's, once known): how long
  * waits for room or for request body last. */
 void h2_x_worker_timeout(h2_x *x, apr_interval_time_t timeout);
+
+/* Worker: fill pfd with a descriptor that is readable while request body
+ * (or its end, or an abort) waits to be read, for modules that poll a
+ * connection's input (mod_proxy's tunnels); made in a subpool of p, gone
+ * when the worker is done. ptimeout (may be NULL): H2StreamTimeout. */
+apr_status_t h2_x_worker_pollfd(h2_x *x, apr_pool_t *p, apr_pollfd_t *pfd,
+                                apr_interval_time_t *ptimeout);
 
 /* Hand n items of response over, waiting while the stream holds what
  * H2StreamMaxMemSize allows; flush: the connection should send now. File

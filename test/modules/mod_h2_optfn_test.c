@@ -16,12 +16,18 @@
 /* A test module for test_optional_functions.py: it looks up mod_http2's
  * optional functions by name, as other modules (mod_proxy_http2, mod_ssl)
  * do, and reports what they answer for the request it handles
- * (SetHandler h2-optfn-test). Built with apxs by the test. */
+ * (SetHandler h2-optfn-test). SetHandler h2-pollfd-test polls the
+ * request body through the descriptor http2_get_pollfd_from_conn and
+ * core's ap_get_pollfd_from_conn give, and writes down what it saw.
+ * Built with apxs by the test. */
 
 #include <httpd.h>
 #include <http_config.h>
 #include <http_protocol.h>
 #include <apr_optional.h>
+#include <apr_poll.h>
+#include <http_core.h>
+#include <util_filter.h>
 #include <mod_http2.h>
 
 static int optfn_handler(request_rec *r)
@@ -57,9 +63,75 @@ static int optfn_handler(request_rec *r)
     return OK;
 }
 
+/* Poll, then read what is there without blocking, until the body ends
+ * (at most 40 rounds of 300 ms). */
+static void poll_body(request_rec *r, apr_pollfd_t *pfd)
+{
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    int i, eos = 0;
+
+    for (i = 0; i < 40 && !eos; ++i) {
+        apr_int32_t n = 0;
+        char buf[256];
+        apr_size_t len = sizeof(buf) - 1;
+        apr_status_t rv = apr_poll(pfd, 1, &n, apr_time_from_msec(300));
+        if (APR_STATUS_IS_TIMEUP(rv)) {
+            ap_rputs("poll=timeout\n", r);
+            continue;
+        }
+        rv = ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES,
+                            APR_NONBLOCK_READ, sizeof(buf) - 1);
+        if (APR_STATUS_IS_EAGAIN(rv)) {
+            ap_rputs("read=nothing\n", r);
+            continue;
+        }
+        if (rv != APR_SUCCESS) {
+            ap_rprintf(r, "read=error %d\n", rv);
+            return;
+        }
+        eos = !APR_BRIGADE_EMPTY(bb) && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb));
+        apr_brigade_flatten(bb, buf, &len);
+        buf[len] = 0;
+        ap_rprintf(r, "read=%s%s\n", buf, eos? " eos" : "");
+        apr_brigade_cleanup(bb);
+    }
+}
+
+static int pollfd_handler(request_rec *r)
+{
+    APR_OPTIONAL_FN_TYPE(http2_get_pollfd_from_conn) *get_pollfd;
+    apr_pollfd_t pfd, pfd2;
+    apr_interval_time_t timeout = -1;
+    apr_status_t rv, rv2;
+
+    if (!r->handler || strcmp(r->handler, "h2-pollfd-test")) {
+        return DECLINED;
+    }
+    memset(&pfd, 0, sizeof(pfd));
+    memset(&pfd2, 0, sizeof(pfd2));
+    get_pollfd = APR_RETRIEVE_OPTIONAL_FN(http2_get_pollfd_from_conn);
+    ap_set_content_type(r, "text/plain");
+    ap_rprintf(r, "registered=%d\n", get_pollfd != NULL);
+    if (!get_pollfd) {
+        return OK;
+    }
+    rv = get_pollfd(r->connection, &pfd, &timeout);
+    rv2 = ap_get_pollfd_from_conn(r->connection, &pfd2, NULL);
+    ap_rprintf(r, "optfn=%s\n", rv == APR_SUCCESS? "ok" : APR_STATUS_IS_ENOTIMPL(rv)?
+               "notimpl" : "error");
+    ap_rprintf(r, "core=%s\n", rv2 != APR_SUCCESS? "error" : pfd2.desc_type
+               == APR_POLL_SOCKET? "socket" : pfd2.desc.f == pfd.desc.f? "same" : "other");
+    if (rv == APR_SUCCESS) {
+        ap_rprintf(r, "timeout=%ld\n", (long)apr_time_sec(timeout));
+        poll_body(r, &pfd);
+    }
+    return OK;
+}
+
 static void register_hooks(apr_pool_t *p)
 {
     ap_hook_handler(optfn_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(pollfd_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
 AP_DECLARE_MODULE(h2_optfn_test) = {
