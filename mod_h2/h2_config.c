@@ -12,6 +12,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <httpd.h>
 #include <http_config.h>
@@ -199,6 +200,28 @@ static void warn_not_implemented(cmd_parms *cmd, h2_conf_var var)
                  cmd->directive->line_num, what);
 }
 
+/* httpd's parser takes a word by its first letter ("soon" is 0 s): only
+ * digits followed by a unit it knows pass here. */
+static int time_arg_ok(const char *arg)
+{
+    static const char *units[] = { "", "s", "sec", "secs", "second", "seconds",
+        "ms", "mi", "min", "mins", "minute", "minutes", "h", "hr", "hour", "hours" };
+    apr_size_t i;
+
+    if (!apr_isdigit(*arg)) {
+        return 0;
+    }
+    while (apr_isdigit(*arg)) {
+        ++arg;
+    }
+    for (i = 0; i < sizeof(units) / sizeof(units[0]); ++i) {
+        if (!strcasecmp(arg, units[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static const char *set_var(cmd_parms *cmd, void *dirconf, const char *arg)
 {
     h2_conf_var var = (h2_conf_var)(apr_uintptr_t)cmd->info;
@@ -223,13 +246,16 @@ static const char *set_var(cmd_parms *cmd, void *dirconf, const char *arg)
     case H2_VT_FLAG:
         if (!strcasecmp(arg, "on")) val = 1;
         else if (!strcasecmp(arg, "off")) val = 0;
-        else return apr_pstrcat(cmd->pool, def->name, " must be 'on' or 'off'", NULL);
+        else return apr_pstrcat(cmd->pool, def->name, ": '", arg,
+                                "' is neither 'on' nor 'off'", NULL);
         break;
     case H2_VT_TIME: {
         apr_interval_time_t t;
-        if (ap_timeout_parameter_parse(arg, &t, "s") != APR_SUCCESS || t < 0) {
-            return apr_pstrcat(cmd->pool, def->name, ": invalid time interval '",
-                               arg, "'", NULL);
+        if (!time_arg_ok(arg) || ap_timeout_parameter_parse(arg, &t, "s") != APR_SUCCESS
+            || t < 0) {
+            return apr_pstrcat(cmd->pool, def->name, ": '", arg, "' is not a "
+                               "time interval of 0 or more (seconds, or with "
+                               "a unit: ms, s, mi, h)", NULL);
         }
         val = t;
         break;

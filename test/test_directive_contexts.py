@@ -20,6 +20,7 @@ output flows with it off)."""
 import os
 import re
 import time
+import uuid
 
 import pytest
 
@@ -206,6 +207,7 @@ def places(env):
     docroot = env.path("htdocs")
     install_file(env, "htdocs/" + CTX_FILE, b"x" * CTX_SIZE)
     install_file(env, "htdocs/ctx/.htaccess", "")
+    install_file(env, "htdocs/ctx-out.bin", b"x" * CTX_SIZE)
     install_cgi(env, "ctx-drain.py", DRAIN_CGI)
     install_file(env, "htdocs/ctx/drain.py", "#!%s\n%s" % (env.sandbox.cgi_python(), DRAIN_CGI),
                  0o755)
@@ -239,11 +241,18 @@ def configure(env, docroot, text, ctx):
         ht = text + "\n"
     with open(os.path.join(docroot, "ctx", ".htaccess"), "w") as f:
         f.write(ht)
-    env.add_conf("ctx-base", base + directory
+    gen = uuid.uuid4().hex
+    env.add_conf("ctx-base", base + directory + 'Header always set X-Ctx-Gen "%s"\n' % gen
                  + (text + "\n" if ctx == "server" else ""), "server")
     if ctx == "vhost":
         env.add_conf("ctx", text + "\n", "http")
     env.reload()
+    # connections from here on meet the new configuration, none of them
+    # a child of the old generation that had not stopped accepting yet
+    deadline = time.monotonic() + 5
+    while env.get("http1", "/ctx-out.bin").headers.get("x-ctx-gen") != gen:
+        assert time.monotonic() < deadline, "new configuration not in effect"
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("text,ctx", list(cases()))
@@ -257,7 +266,6 @@ def test_directive_takes_effect_in_its_context_only(env, places, text, ctx):
         assert probe(env, "h2", inside) == dflt, "other vhost"
     elif ctx in ("directory", ".htaccess"):
         outside = "/ctx-out.bin"
-        install_file(env, "htdocs/ctx-out.bin", b"x" * CTX_SIZE)
         assert probe(env, how, outside) == dflt, "outside the directory"
 
 
@@ -327,3 +335,22 @@ def test_stream_timeout_in_htaccess_is_refused_with_500(env, places):
     r = env.get("h2c", "/" + CTX_FILE)
     assert r.exit_code == 0 and r.status == 500, r
     assert "H2StreamTimeout not allowed here" in open(env.path("logs", "error_log")).read()
+
+
+@pytest.mark.parametrize("text,says", [
+    ("H2WindowSize 10", "H2WindowSize: '10' is not a number in 1024..2147483647"),
+    ("H2Padding 9", "H2Padding: '9' is not a number in 0..8"),
+    ("H2MaxWorkers 0", "H2MaxWorkers: '0' is not a number in 1..10000"),
+    ("H2Direct maybe", "H2Direct: 'maybe' is neither 'on' nor 'off'"),
+    ("H2StreamTimeout soon", "H2StreamTimeout: 'soon' is not a time interval of 0 or more"),
+], ids=["below-range", "above-range", "zero-workers", "not-a-flag", "not-a-time"])
+def test_bad_value_fails_the_config_test_naming_directive_value_and_range(env, text, says):
+    if env.module != "ours":
+        pytest.skip("stock words its errors differently")
+    env.add_conf("ctx-bad", text + "\n", "server")
+    try:
+        rc, out = env.sandbox.configtest()
+    finally:
+        remove_conf(env, "ctx-bad", "server")
+    assert rc != 0, out
+    assert says in out, out
