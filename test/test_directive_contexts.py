@@ -62,7 +62,10 @@ def probe_max_frame(env, how, path):
 
 def probe_padded(env, how, path):
     # 13 frames, each unpadded with odds 1/16 when padding is on
-    return any(flow > n for n, flow in data_frames(env, how, path))
+    frames = data_frames(env, how, path)
+    padded = any(flow > n for n, flow in frames)
+    print("padded=%s frames=%s" % (padded, frames))
+    return padded
 
 
 def response_blocks(env, how, path, extra=()):
@@ -250,9 +253,10 @@ def configure(env, docroot, text, ctx):
     # connections from here on meet the new configuration, none of them
     # a child of the old generation that had not stopped accepting yet
     deadline = time.monotonic() + 5
-    while env.get("http1", "/ctx-out.bin").headers.get("x-ctx-gen") != gen:
-        assert time.monotonic() < deadline, "new configuration not in effect"
-        time.sleep(0.1)
+    for how in ("http1", "h2") + (() if text.startswith("H2Direct") else ("h2c",)):
+        while env.get(how, "/ctx-out.bin").headers.get("x-ctx-gen") != gen:
+            assert time.monotonic() < deadline, "new configuration not in effect"
+            time.sleep(0.1)
 
 
 @pytest.mark.parametrize("text,ctx", list(cases()))
