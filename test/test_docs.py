@@ -1,0 +1,76 @@
+"""The directive pages in docs/directives/ are generated from the table
+the module is built from (scripts/gen_directive_docs.py), so they cannot
+drift from the code: they are up to date, every directive has one, and
+each names the contexts the Apache manual gives for the directive."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.no_server
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GEN = os.path.join(REPO, "scripts", "gen_directive_docs.py")
+MANUAL = "/usr/share/doc/apache2-doc/manual/en/mod/mod_http2.html"
+
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+import gen_directive_docs  # noqa: E402
+
+
+def gen(*args, root=REPO):
+    return subprocess.run([sys.executable, GEN, "--root", root] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_directive_pages_are_what_the_generator_writes():
+    r = gen("--check")
+    assert r.returncode == 0, r.stdout
+
+
+def test_every_directive_of_the_module_has_a_page_with_its_facts():
+    entries = gen_directive_docs.c_entries(REPO)
+    assert len(entries) == 28, sorted(entries)
+    for name, e in entries.items():
+        page = open(os.path.join(REPO, "docs", "directives", name + ".md")).read()
+        assert page.startswith("# %s\n" % name)
+        assert "| Description | %s |" % e["help"] in page
+
+
+def test_a_directive_added_to_the_table_without_prose_fails_the_check(tmp_path):
+    for d in ("mod_h2", "docs", "scripts"):
+        shutil.copytree(os.path.join(REPO, d), str(tmp_path / d),
+                        ignore=shutil.ignore_patterns("*.o", "*.lo", ".libs"))
+    hdr = tmp_path / "mod_h2" / "h2_config.h"
+    text = hdr.read_text().replace(
+        '    X(DIRECT, "H2Direct",',
+        '    X(NEWONE, "H2NewOne", FLAG, 0, 0, 1, SRV, "a new one") \\\n'
+        '    X(DIRECT, "H2Direct",', 1)
+    hdr.write_text(text)
+    r = gen("--check", root=str(tmp_path))
+    assert r.returncode != 0
+    assert "directives without prose: H2NewOne" in r.stdout
+
+
+def manual_contexts():
+    text = open(MANUAL).read()
+    out = {}
+    for part in text.split('<div class="directive-section">')[1:]:
+        name = re.search(r'<span id="(\w+)"', part).group(1)
+        ctx = re.search(r'Context:</a></th><td>(.*?)</td>', part).group(1)
+        out[name] = re.sub(r"<.*?>", "", ctx).strip()
+    return out
+
+
+def test_each_page_names_the_contexts_the_apache_manual_gives():
+    if not os.path.exists(MANUAL):
+        pytest.skip("apache2-doc not installed")
+    manual = manual_contexts()
+    entries = gen_directive_docs.c_entries(REPO)
+    # the manual no longer lists the obsolete H2SessionExtraFiles
+    assert set(manual) == set(entries) - {"H2SessionExtraFiles"}
+    for name, ctx in manual.items():
+        assert gen_directive_docs.CONTEXTS[entries[name]["ctx"]] == ctx, name
