@@ -6,7 +6,7 @@ observes inside the place and, where there is an outside, outside it.
 
 The places: "server" is the main server (conf.d); "vhost" is the h2c
 virtual host (the TLS one is "outside"), or the TLS one for directives
-about TLS; "directory" is <Directory htdocs/ctx>; ".htaccess" is
+about TLS (which has no TLS neighbour on its port to be the outside); "directory" is <Directory htdocs/ctx>; ".htaccess" is
 htdocs/ctx/.htaccess under AllowOverride FileInfo. Push, WebSockets and
 forward proxying are not implemented yet (their directives load in every
 context, test_directives.py); H2SerializeHeaders is obsolete and has no
@@ -149,6 +149,16 @@ def probe_file_read_when_sent(env, how, path):
     return not body.startswith(b"o")
 
 
+def probe_full_tls_records(env, how, path):
+    """Does a 200 KB response over TLS go out in full 16 KB records (no
+    warm-up), or all in small ones (warm-up: its first megabyte)?"""
+    with H2Client.connect(env, "h2-tap", window=1 << 24) as c:
+        r = c.get(path)
+        recs = c.sock.plaintext_records()
+    assert r.status == 200 and len(r.body) == CTX_SIZE, r
+    return 16384 in recs
+
+
 def auto_h2(env):
     if env.module != "ours":
         pytest.skip("stock adds no HTTP/2 lines to ?auto")
@@ -188,6 +198,7 @@ CASES = {
                           "h2c", False, True),
     "H2CopyFiles on": (("server", "vhost", "directory", ".htaccess"),
                        probe_file_read_when_sent, "h2c", True, False),
+    "H2TLSWarmUpSize 0": (("server", "vhost"), probe_full_tls_records, "h2", False, True),
     "H2MaxWorkers 7": (("server",), probe_workers_all_started, "h2c", False, True),
 }
 
@@ -248,7 +259,7 @@ def configure(env, docroot, text, ctx):
     env.add_conf("ctx-base", base + directory + 'Header always set X-Ctx-Gen "%s"\n' % gen
                  + (text + "\n" if ctx == "server" else ""), "server")
     if ctx == "vhost":
-        env.add_conf("ctx", text + "\n", "http")
+        env.add_conf("ctx", text + "\n", "https" if "TLS" in text else "http")
     env.reload()
     # connections from here on meet the new configuration, none of them
     # a child of the old generation that had not stopped accepting yet
@@ -265,7 +276,7 @@ def test_directive_takes_effect_in_its_context_only(env, places, text, ctx):
     configure(env, places, text, ctx)
     inside = "/" + CTX_FILE
     assert probe(env, how, inside) == value, "inside %s" % ctx
-    if ctx == "vhost" and probe not in (probe_direct, probe_upgraded):
+    if ctx == "vhost" and probe not in (probe_direct, probe_upgraded, probe_full_tls_records):
         # the TLS virtual host keeps the default
         assert probe(env, "h2", inside) == dflt, "other vhost"
     elif ctx in ("directory", ".htaccess"):

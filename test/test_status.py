@@ -195,3 +195,33 @@ def test_server_status_auto_counts_http2_connections_streams_and_workers(env):
     assert during["H2Connections"] >= 1, during
     assert quiet(ended), ended
     assert gone["H2Connections"] == conns_open - 1, (ended, gone)
+
+
+@pytest.fixture
+def duration_log(env):
+    path = env.sandbox.path("logs", "duration_log")
+    if os.path.exists(path):
+        os.unlink(path)
+    yield from with_conf(env, "duration", 'LogFormat "%%{H2_STREAM_ID}e %%D %%H %%U" '
+                         'duration\nCustomLog "%s" duration\n' % path, value=path)
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_access_log_duration_and_protocol_are_the_streams(env, duration_log, how):
+    """%D is the stream's own time (the CGI sleeps 0.6 s in all; a fast
+    file on the same connection takes far less), %H is HTTP/2.0."""
+    install_cgi(env, "slow-pieces.py", SLOW_CGI)
+    with H2Client.connect(env, how) as c:
+        slow = c.get("/cgi-bin/slow-pieces.py?duration")
+        fast = c.get("/1k.txt?duration")
+    assert slow.status == 200 and fast.status == 200
+    deadline, by_sid = time.monotonic() + 5, {}
+    while time.monotonic() < deadline and len(by_sid) < 2:
+        by_sid = {int(f[0]): f[1:] for f in (l.split() for l in open(duration_log))
+                  if len(f) == 4 and f[3] in ("/cgi-bin/slow-pieces.py", "/1k.txt")}
+        time.sleep(0.1)
+    d_slow, proto_slow, _ = by_sid[slow.stream_id]
+    d_fast, proto_fast, _ = by_sid[fast.stream_id]
+    assert proto_slow == proto_fast == "HTTP/2.0"
+    assert int(d_slow) >= 600000, d_slow
+    assert int(d_fast) < int(d_slow) - 400000, (d_fast, d_slow)
