@@ -261,6 +261,8 @@ static apr_status_t ngh_create(h2_session *s)
     nghttp2_option_set_max_outbound_ack(opt, 1000);
     nghttp2_option_set_stream_reset_rate_limit(opt, 2 * H2_RESET_BURST, H2_RESET_RATE);
     nghttp2_option_set_max_continuations(opt, 8);
+    /* responses may have heads as large as requests (nghttp2: 64 KB) */
+    nghttp2_option_set_max_send_header_block_length(opt, s->hdr_limits.max_block_len);
     /* Requests are checked as RFC 9113 8.1-8.3 say by h2_headers_check and
      * the callbacks (content-length, trailers); nghttp2 doing it again
      * cost 1.4k instructions per request. */

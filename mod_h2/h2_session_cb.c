@@ -569,6 +569,32 @@ static ssize_t read_length(nghttp2_session *ngh, uint8_t frame_type,
     return len;
 }
 
+/* nghttp2 did not send a frame that was queued. A response head (or
+ * trailers) over the header block limit fails its stream, not the
+ * connection; anything else (a stream the client closed meanwhile) has
+ * been dealt with where it happened. */
+static int on_frame_not_send(nghttp2_session *ngh, const nghttp2_frame *frame,
+                             int lib_error, void *ud)
+{
+    h2_session *s = ud;
+
+    if (frame->hd.type == NGHTTP2_HEADERS && lib_error == NGHTTP2_ERR_FRAME_SIZE_ERROR) {
+        ap_log_cerror(APLOG_MARK, APLOG_ERR, 0, s->c1, APLOGNO(21099)
+                      "h2_session(%ld-%d): response header block over %"
+                      APR_SIZE_T_FMT " bytes (H2MaxHeaderBlockLen), resetting "
+                      "the stream", s->c1->id, frame->hd.stream_id,
+                      s->hdr_limits.max_block_len);
+        h2_session_fail(s, frame->hd.stream_id, NGHTTP2_INTERNAL_ERROR,
+                        "response header block too large");
+    }
+    else if (APLOGctrace1(s->c1)) {
+        ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
+                      "h2_session(%ld-%d): frame type %d not sent: %s", s->c1->id,
+                      frame->hd.stream_id, frame->hd.type, nghttp2_strerror(lib_error));
+    }
+    return 0;
+}
+
 nghttp2_session_callbacks *h2_session_callbacks(void)
 {
     nghttp2_session_callbacks *cbs;
@@ -583,6 +609,7 @@ nghttp2_session_callbacks *h2_session_callbacks(void)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data_chunk_recv);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
     nghttp2_session_callbacks_set_on_frame_send_callback(cbs, on_frame_send);
+    nghttp2_session_callbacks_set_on_frame_not_send_callback(cbs, on_frame_not_send);
     nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cbs, on_invalid_frame_recv);
     nghttp2_session_callbacks_set_error_callback2(cbs, on_error);
     nghttp2_session_callbacks_set_select_padding_callback(cbs, select_padding);

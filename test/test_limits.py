@@ -81,3 +81,76 @@ def test_field_over_field_size_gets_431_with_error_document(env):
     finally:
         remove_conf(env, "limits-errordoc", "http")
         env.reload()
+
+
+BIG_HEAD_CGI = r"""
+import os, sys
+n = int(os.environ.get("QUERY_STRING") or "1")
+sys.stdout.write("Content-Type: text/plain\r\n")
+for i in range(n):
+    sys.stdout.write("X-Big-%d: %s\r\n" % (i, "v" * 1000))
+sys.stdout.write("\r\nbody\n")
+"""
+
+
+@pytest.fixture
+def big_heads(env):
+    from h2client import install_cgi, with_conf
+    install_cgi(env, "big-head.py", BIG_HEAD_CGI)
+    yield from with_conf(env, "limits-blocklen", "H2MaxHeaderBlockLen 98304\n")
+
+
+def fetch_raw(c, sid, path):
+    from h2raw import headers_frame, request_block
+    c.send(headers_frame(sid, request_block(c, path)))
+    c.wait(lambda: c.stream_done(sid) or c.rst.get(sid) is not None or c.closed, 10)
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_response_head_up_to_max_header_block_len_is_sent(env, big_heads, how):
+    """H2MaxHeaderBlockLen 96k: a response with 64 fields of 1000 bytes
+    (64 KB, over nghttp2's own default of 64 KB for what it sends) goes
+    out whole."""
+    from h2raw import RawConn
+    with RawConn(env, how) as c:
+        fetch_raw(c, 1, "/cgi-bin/big-head.py?64")
+    assert c.status(1) == 200, c.answer()
+    fields = dict(c.headers[1][-1])
+    assert all(fields["x-big-%d" % i] == "v" * 1000 for i in range(64))
+    assert c.data[1] == b"body\n"
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_response_head_over_max_header_block_len_resets_only_its_stream(env, big_heads,
+                                                                         how):
+    """120 fields of 1000 bytes with H2MaxHeaderBlockLen 96k: RST_STREAM
+    INTERNAL_ERROR for that stream, an error line naming the limit, and
+    the next request on the connection is served."""
+    from h2raw import INTERNAL_ERROR, RawConn
+    env.ignore_log(r"AH21099")
+    offset = env.log_offset()
+    with RawConn(env, how) as c:
+        fetch_raw(c, 1, "/cgi-bin/big-head.py?120")
+        fetch_raw(c, 3, "/1k.txt?after-big-head")
+    assert c.rst.get(1) == INTERNAL_ERROR, c.answer()
+    assert 1 not in c.headers, c.answer()
+    assert c.status(3) == 200 and len(c.data[3]) == 1024, c.answer()
+    assert not c.goaways, c.answer()
+    log = env.sandbox.log_since(offset)
+    assert re.search(r"AH21099: h2_session\(\d+-1\): response header block over 98304 "
+                     r"bytes \(H2MaxHeaderBlockLen\)", log), log[-2000:]
+
+
+def test_response_head_as_large_as_http1_serves_is_sent_by_default(env):
+    """Without H2MaxHeaderBlockLen, 120 KB of response head (HTTP/1.1
+    sends it) goes out over HTTP/2 too: the limit is httpd's request head
+    limit (830 KB with httpd's defaults), not nghttp2's 64 KB."""
+    from h2client import install_cgi
+    from h2raw import RawConn
+    install_cgi(env, "big-head.py", BIG_HEAD_CGI)
+    h1 = env.get("http1", "/cgi-bin/big-head.py?120")
+    assert h1.status == 200, h1
+    with RawConn(env, "h2c") as c:
+        fetch_raw(c, 1, "/cgi-bin/big-head.py?120")
+    assert c.status(1) == 200, c.answer()
+    assert len(dict(c.headers[1][-1])) >= 120
