@@ -222,7 +222,9 @@ int h2_c1_process_connection(conn_rec *c)
         return DECLINED;                    /* HTTP/1.1 keep-alive */
     }
     tls = ap_ssl_conn_is_ssl(c);
-    if (!ap_is_allowed_protocol(c, NULL, NULL, tls? H2_PROTO_TLS : H2_PROTO_CLEAR)) {
+    /* Over TLS the vhost SNI selects decides (ALPN, during the handshake
+     * the peek below completes), not the first vhost of the port */
+    if (!tls && !ap_is_allowed_protocol(c, NULL, NULL, H2_PROTO_CLEAR)) {
         return DECLINED;
     }
     ctx = h2_c1_ctx_get(c, 1);

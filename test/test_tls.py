@@ -432,3 +432,47 @@ def test_file_without_client_cert_requirement_is_served_over_h2_on_renego_vhost(
     assert r.status_line == "HTTP/2 200"
     assert hashlib.sha256(r.body).digest() == hashlib.sha256(
         env.docroot_file("2k.txt")).digest()
+
+
+# ------------------------- a port whose first vhost speaks http/1.1 only
+
+@pytest.fixture(scope="module")
+def h1_first_port(env):
+    """A TLS port of its own (base+84) whose first (default) vhost has
+    Protocols http/1.1 and whose second, reached by SNI, h2 http/1.1."""
+    from h2client import remove_conf
+    port = env.port_base + 84
+    sb = env.sandbox
+    hosts = "".join("""\
+<VirtualHost 127.0.0.1:{port}>
+    ServerName {name}.{domain}
+    DocumentRoot "{docroot}"
+    Protocols {protocols}
+    SSLEngine on
+    SSLCertificateFile "{cert}"
+    SSLCertificateKeyFile "{key}"
+    Header always set X-Vhost {name}
+</VirtualHost>
+""".format(port=port, name=name, protocols=protocols, domain=env.domain,
+           docroot=sb.docroot, cert=sb.server_cert, key=sb.server_key)
+        for name, protocols in (("h1only", "http/1.1"), ("h2too", "h2 http/1.1")))
+    env.add_conf("tls-h1first", "Listen 127.0.0.1:%d\n%s" % (port, hosts))
+    env.reload()
+    yield port
+    remove_conf(env, "tls-h1first", "server")
+    env.reload()
+
+
+@pytest.mark.parametrize("name,version", [("h2too", "2"), ("h1only", "1.1")])
+def test_sni_vhost_decides_h2_not_the_first_vhost_of_the_port(env, h1_first_port,
+                                                             name, version):
+    """ALPN follows the vhost SNI selects: h2 for the second vhost even
+    though the port's first one allows only http/1.1 (and the request is
+    answered, not dropped), http/1.1 for the first one."""
+    url = "https://%s.%s:%d/653b.txt" % (name, env.domain, h1_first_port)
+    r = env.curl(url, "--http2", "--resolve", "%s.%s:%d:127.0.0.1" % (
+        name, env.domain, h1_first_port), "-w", "%{http_version}")
+    assert r.exit_code == 0, r
+    assert r.stdout == version
+    assert r.status == 200 and r.headers.get("x-vhost") == name, r
+    assert r.body == env.docroot_file("653b.txt")
