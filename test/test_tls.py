@@ -476,3 +476,62 @@ def test_sni_vhost_decides_h2_not_the_first_vhost_of_the_port(env, h1_first_port
     assert r.stdout == version
     assert r.status == 200 and r.headers.get("x-vhost") == name, r
     assert r.body == env.docroot_file("653b.txt")
+
+
+# ------------------- every per-location TLS demand a stream cannot meet
+
+@pytest.fixture(scope="module")
+def reneg_matrix(env):
+    """A vhost that verifies client certificates optionally, with
+    locations that ask for more than the handshake gave."""
+    from h2client import remove_conf
+    sb = env.sandbox
+    env.add_conf("tls-reneg-matrix", vhost(env, "renegmatrix", """\
+    Protocols h2 http/1.1
+    SSLCACertificateFile "{ca}"
+    SSLVerifyClient optional
+    SSLVerifyDepth 5
+    <Location /1k.txt>
+        SSLVerifyDepth 0
+    </Location>
+    <Location /2k.txt>
+        SSLVerifyClient require
+    </Location>
+    <Location /4k.txt>
+        SSLVerifyClient none
+    </Location>
+    <Location /10k.txt>
+        SSLCipherSuite AES256-SHA
+    </Location>""".format(ca=sb.ca_cert)))
+    env.reload()
+    yield
+    remove_conf(env, "tls-reneg-matrix", "server")
+    env.reload()
+
+
+# (path, TLS version) -> what the stream gets: a status, or the reset code.
+# TLS 1.3 has no renegotiation (a new depth needs post-handshake auth),
+# TLS 1.2 has no TLS 1.3 cipher suites to change.
+RENEG_CASES = [
+    ("/1k.txt", "1.2", 200), ("/1k.txt", "1.3", HTTP_1_1_REQUIRED),
+    ("/2k.txt", "1.2", HTTP_1_1_REQUIRED), ("/2k.txt", "1.3", HTTP_1_1_REQUIRED),
+    ("/4k.txt", "1.2", 200), ("/4k.txt", "1.3", 200),
+    ("/10k.txt", "1.2", HTTP_1_1_REQUIRED), ("/10k.txt", "1.3", 200),
+]
+
+
+@pytest.mark.parametrize("path,tls,expect", RENEG_CASES)
+def test_location_needing_renegotiation_gets_http11_required(env, reneg_matrix, path,
+                                                             tls, expect):
+    """Whatever the location asks of TLS that the connection does not have
+    (a client certificate, another verify depth, another cipher suite),
+    the stream gets RST_STREAM HTTP_1_1_REQUIRED (RFC 9113 8.1.1), never
+    a 403, as with the stock module; what needs nothing new is served."""
+    tls_max = ssl.TLSVersion.TLSv1_2 if tls == "1.2" else None
+    with H2Socket(env, sni=host(env, "renegmatrix"), tls_max=tls_max) as c:
+        assert c.alpn == "h2"
+        r = c.get(path)
+    if expect == 200:
+        assert r.status == 200 and r.body == env.docroot_file(path[1:]), r
+    else:
+        assert r.status is None and r.reset_code == expect, r
