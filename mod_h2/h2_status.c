@@ -200,6 +200,8 @@ void h2_status_c1_stream_done(h2_status_row *row)
 void h2_status_c1_state(h2_status_row *row, conn_rec *c1, const char *state)
 {
     char descr[160];
+    worker_score *ws;
+    int status;
 
     if (!row) {
         return;
@@ -216,8 +218,12 @@ void h2_status_c1_state(h2_status_row *row, conn_rec *c1, const char *state)
             apr_snprintf(descr, sizeof(descr), "[%u/%u] %s", row->started,
                          row->done, state);
         }
-        ap_update_child_status_from_conn(c1->sbh, SERVER_BUSY_WRITE, c1);
-        ap_update_child_status_descr(c1->sbh, SERVER_BUSY_WRITE, descr);
+        /* the status stays the MPM's (it counts its threads by it);
+         * client, protocol and vhost are the connection's */
+        ws = ap_get_scoreboard_worker(c1->sbh);
+        status = ws? ws->status : SERVER_BUSY_READ;
+        ap_update_child_status_from_conn(c1->sbh, status, c1);
+        ap_update_child_status_descr(c1->sbh, status, descr);
     }
 }
 
