@@ -36,14 +36,19 @@ def optfn_module(tmp_path_factory):
     return str(so)
 
 
+def module_conf(env, optfn_module, location, handler):
+    """For fixtures: the test module loaded, a location handled by it."""
+    return with_conf(env, handler, """\
+LoadModule h2_optfn_test_module %s
+<Location "%s">
+    SetHandler %s
+</Location>
+""" % (optfn_module, location, handler))
+
+
 @pytest.fixture
 def optfn_conf(env, optfn_module):
-    yield from with_conf(env, "optfn", """\
-LoadModule h2_optfn_test_module %s
-<Location "/optfn">
-    SetHandler h2-optfn-test
-</Location>
-""" % optfn_module)
+    yield from module_conf(env, optfn_module, "/optfn", "h2-optfn-test")
 
 
 def answers(body):
@@ -76,12 +81,7 @@ def test_optional_functions_answer_for_an_http11_request(env, optfn_conf, how):
 
 @pytest.fixture
 def pollfd_conf(env, optfn_module):
-    yield from with_conf(env, "pollfd", """\
-LoadModule h2_optfn_test_module %s
-<Location "/pollfd">
-    SetHandler h2-pollfd-test
-</Location>
-""" % optfn_module)
+    yield from module_conf(env, optfn_module, "/pollfd", "h2-pollfd-test")
 
 
 def transcript(body):

@@ -49,13 +49,18 @@ def test_server_status_counts_every_http2_stream_and_its_bytes(env, how):
     assert 400 <= after_kb - before_kb <= 420, (before_kb, after_kb)
 
 
-@pytest.fixture
-def logio_log(env):
-    path = env.sandbox.path("logs", "logio_log")
+def log_with(env, name, fmt):
+    """For fixtures: an access log of its own in format fmt; its path."""
+    path = env.sandbox.path("logs", name + "_log")
     if os.path.exists(path):
         os.unlink(path)
-    yield from with_conf(env, "logio", 'LogFormat "%%{H2_STREAM_ID}e %%B %%O %%I %%S '
-                         '%%>s" logio\nCustomLog "%s" logio\n' % path, value=path)
+    return with_conf(env, name, 'LogFormat "%s" %s\nCustomLog "%s" %s\n'
+                     % (fmt, name, path, name), value=path)
+
+
+@pytest.fixture
+def logio_log(env):
+    yield from log_with(env, "logio", "%{H2_STREAM_ID}e %B %O %I %S %>s")
 
 
 @pytest.mark.parametrize("how", ["h2c", "h2"])
@@ -199,11 +204,7 @@ def test_server_status_auto_counts_http2_connections_streams_and_workers(env):
 
 @pytest.fixture
 def duration_log(env):
-    path = env.sandbox.path("logs", "duration_log")
-    if os.path.exists(path):
-        os.unlink(path)
-    yield from with_conf(env, "duration", 'LogFormat "%%{H2_STREAM_ID}e %%D %%H %%U" '
-                         'duration\nCustomLog "%s" duration\n' % path, value=path)
+    yield from log_with(env, "duration", "%{H2_STREAM_ID}e %D %H %U")
 
 
 @pytest.mark.parametrize("how", ["h2c", "h2"])
