@@ -404,8 +404,9 @@ static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
 }
 
 /* A metadata bucket b: 1 when it adds item it to the batch; sets *flush
- * or *eor for those buckets. */
-static int meta_item(h2_c2_ctx *ctx, apr_bucket *b, out_item *it, int *flush, int *eor)
+ * or *eor for those buckets. aborted: c2 was marked aborted. */
+static int meta_item(h2_c2_ctx *ctx, apr_bucket *b, int aborted, out_item *it,
+                     int *flush, int *eor)
 {
     if (H2_BUCKET_IS_RESP(b)) {
         h2_resp_meta *m = b->data;
@@ -417,7 +418,10 @@ static int meta_item(h2_c2_ctx *ctx, apr_bucket *b, out_item *it, int *flush, in
     }
     if (APR_BUCKET_IS_EOS(b)) {
         if (!ctx->seen_eos && ctx->seen_head) {
-            item_init(it, H2_HC_EOS, 0);
+            /* a handler that marked its connection aborted ended the
+             * response short: HTTP/1.1 closes without the last chunk,
+             * a stream must not end as if complete */
+            item_init(it, aborted? H2_HC_RESET : H2_HC_EOS, aborted? H2_ERR_CANCEL : 0);
             ctx->seen_eos = 1;
             return 1;
         }
@@ -499,7 +503,7 @@ static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *
          b = APR_BUCKET_NEXT(b)) {
         last = b;
         if (APR_BUCKET_IS_METADATA(b)) {
-            n += meta_item(ctx, b, &items[n], &flush, &eor);
+            n += meta_item(ctx, b, c2->aborted, &items[n], &flush, &eor);
         }
         else if (!ctx->seen_eos && b->length > 0) {
             rv = data_item(ctx, c2, b, items, &n);

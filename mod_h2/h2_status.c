@@ -47,7 +47,8 @@ struct h2_status_row {
     char protocol[8];
     char vhost[64];
     char state[8];
-    char request[96];
+    char method[16];
+    char path[80];
 };
 
 typedef struct {
@@ -165,7 +166,7 @@ h2_status_row *h2_status_c1_open(conn_rec *c1, const char *protocol)
             apr_cpystrn(row->vhost, c1->base_server->server_hostname?
                         c1->base_server->server_hostname : "", sizeof(row->vhost));
             apr_cpystrn(row->state, "busy", sizeof(row->state));
-            row->request[0] = '\0';
+            row->method[0] = row->path[0] = '\0';
             apr_pool_cleanup_register(c1->pool, row, row_release,
                                       apr_pool_cleanup_null);
             return row;
@@ -184,8 +185,9 @@ void h2_status_c1_stream_start(h2_status_row *row, int id, const char *method,
         row->started++;
         row->last_id = id;
         if (ap_extended_status) {
-            apr_snprintf(row->request, sizeof(row->request), "%s %s",
-                         method? method : "-", path? path : "-");
+            /* copied, not formatted: this is per stream */
+            apr_cpystrn(row->method, method? method : "-", sizeof(row->method));
+            apr_cpystrn(row->path, path? path : "-", sizeof(row->path));
         }
     }
 }
@@ -207,12 +209,16 @@ void h2_status_c1_state(h2_status_row *row, conn_rec *c1, const char *state)
         return;
     }
     apr_cpystrn(row->state, state, sizeof(row->state));
-    if (ap_extended_status && c1->sbh) {
+    /* The thread's line is written when a turn ends (what it leaves the
+     * connection in stays on the line), not when one starts: once per
+     * turn is what a busy connection can afford. */
+    if (ap_extended_status && c1->sbh && strcmp(state, "busy")) {
         /* the scoreboard line of the thread that runs the connection now,
          * in the form the stock module gives it */
         if (row->last_id) {
-            apr_snprintf(descr, sizeof(descr), "[%u/%u] %s: stream %d, %s",
-                         row->started, row->done, state, row->last_id, row->request);
+            apr_snprintf(descr, sizeof(descr), "[%u/%u] %s: stream %d, %s %s",
+                         row->started, row->done, state, row->last_id, row->method,
+                         row->path);
         }
         else {
             apr_snprintf(descr, sizeof(descr), "[%u/%u] %s", row->started,
@@ -284,14 +290,15 @@ static void print_rows(request_rec *r)
             }
             row.client[sizeof(row.client) - 1] = row.protocol[sizeof(row.protocol) - 1] = 0;
             row.vhost[sizeof(row.vhost) - 1] = row.state[sizeof(row.state) - 1] = 0;
-            row.request[sizeof(row.request) - 1] = 0;
+            row.method[sizeof(row.method) - 1] = row.path[sizeof(row.path) - 1] = 0;
             ap_rprintf(r, "<tr><td>%u</td><td>%ld</td><td>%s</td><td>%s</td>"
-                       "<td>%s</td><td>%u/%u</td><td>%s</td><td>%s</td></tr>\n",
+                       "<td>%s</td><td>%u/%u</td><td>%s</td><td>%s %s</td></tr>\n",
                        ch->owner, row.conn_id, ap_escape_html(r->pool, row.client),
                        ap_escape_html(r->pool, row.protocol),
                        ap_escape_html(r->pool, row.vhost), row.started, row.done,
                        ap_escape_html(r->pool, row.state),
-                       ap_escape_html(r->pool, row.request));
+                       ap_escape_html(r->pool, row.method),
+                       ap_escape_html(r->pool, row.path));
         }
     }
     ap_rputs("</table>\n", r);

@@ -48,7 +48,8 @@ void h2_status_c1_stream_start(h2_status_row *row, int id, const char *method,
 void h2_status_c1_stream_done(h2_status_row *row);
 
 /* Connection thread: what the connection does now ("busy", "wait",
- * "idle", "done"); also shown on the scoreboard line of c1's thread. */
+ * "idle", "done"); all but "busy" also go on the scoreboard line of c1's
+ * thread. */
 void h2_status_c1_state(h2_status_row *row, conn_rec *c1, const char *state);
 
 /* Either (h2_workers.c, under the workers' lock): the child's worker

@@ -8,6 +8,10 @@ appear at shutdown. Under H2_SANITIZE=asan|valgrind the same goes for
 every sanitizer report (see sandbox.py).
 """
 
+import os
+import shutil
+import subprocess
+
 import pytest
 
 from h2env import H2TestEnv
@@ -94,3 +98,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "h2" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def optfn_module(tmp_path_factory):
+    """The test module test/modules/mod_h2_optfn_test.c, built with apxs:
+    its handlers call the optional functions and fail in set ways."""
+    src0 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modules",
+                        "mod_h2_optfn_test.c")
+    d = tmp_path_factory.mktemp("optfn")
+    src = str(d / os.path.basename(src0))      # objects land next to the source
+    shutil.copy(src0, src)
+    r = subprocess.run(["apxs", "-c", "-o", str(d / "mod_h2_optfn_test.la"), src],
+                       cwd=str(d), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    assert r.returncode == 0, r.stdout
+    so = d / ".libs" / "mod_h2_optfn_test.so"
+    assert so.exists(), r.stdout
+    return str(so)

@@ -503,3 +503,13 @@ def with_conf(env, name, text, where="server", value=None):
     finally:
         remove_conf(env, name, where)
         env.reload()
+
+
+def module_conf(env, optfn_module, location, handler):
+    """For fixtures: the test module loaded, a location handled by it."""
+    return with_conf(env, handler, """\
+LoadModule h2_optfn_test_module %s
+<Location "%s">
+    SetHandler %s
+</Location>
+""" % (optfn_module, location, handler))

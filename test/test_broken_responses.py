@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from h2client import H2Client, install_file, remove_conf
-from h2raw import (INTERNAL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE, RawConn, headers_frame,
+from h2client import H2Client, install_file, module_conf, remove_conf
+from h2raw import (CANCEL, INTERNAL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE, RawConn, headers_frame,
                    request_block, window_update_frame)
 
 pytestmark = pytest.mark.h2
@@ -186,3 +186,54 @@ def test_response_field_with_control_character_over_http1_is_500(env):
     env.ignore_log(r"AH02430|AH02429")
     r = env.get("http1", "/cgi-bin/badfield.sh")
     assert r.status == 500, r
+
+
+@pytest.fixture
+def fail_conf(env, optfn_module):
+    """/fail: the test module's handler sends 1000 bytes, flushes, then
+    fails as the query says."""
+    yield from module_conf(env, optfn_module, "/fail", "h2-fail-test")
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_handler_error_bucket_after_body_started_resets_the_stream(env, fail_conf, how):
+    """The flushed part goes out, then RST_STREAM INTERNAL_ERROR. Stock
+    resets with the same code but has sent neither head nor body by then."""
+    with RawConn(env, how) as c:
+        c.send(headers_frame(1, request_block(c, "/fail?bucket")))
+        c.wait(lambda: c.stream_done(1), 10)
+    assert c.status(1) == 200, c.answer()
+    assert c.data.get(1) == b"p" * 1000
+    assert 1 not in c.ended, "a truncated body ended with END_STREAM"
+    assert c.rst.get(1) == INTERNAL_ERROR, c.answer()
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_handler_aborting_its_connection_after_body_started_cancels_the_stream(
+        env, fail_conf, how):
+    """A handler that marks its connection aborted (as modules do when they
+    give up on a response) gets CANCEL; stock ends such a stream with
+    END_STREAM (documented improvement)."""
+    with RawConn(env, how) as c:
+        c.send(headers_frame(1, request_block(c, "/fail?abort")))
+        c.wait(lambda: c.stream_done(1), 10)
+    assert c.status(1) == 200, c.answer()
+    assert c.data.get(1) == b"p" * 1000
+    assert 1 not in c.ended, "a truncated body ended with END_STREAM"
+    assert c.rst.get(1) == CANCEL, c.answer()
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2", "http1"])
+def test_handler_returning_error_after_body_started_appends_the_error_text(
+        env, fail_conf, how):
+    """A handler that returns 500 after its body started: the response
+    stays 200 and httpd appends its error text, for HTTP/1.1 as for a
+    stream, which ends normally."""
+    if how == "http1":
+        r = env.get("http1", "/fail?return")
+    else:
+        with H2Client.connect(env, how) as c:
+            r = c.get("/fail?return")
+    assert r.status == 200, r
+    assert r.body.startswith(b"p" * 1000)
+    assert b"500 Internal Server Error" in r.body[1000:]

@@ -6,44 +6,14 @@ request body. A small module
 (test/modules/mod_h2_optfn_test.c, built here with apxs) retrieves them
 and reports their answers for the request it handles."""
 
-import os
-import shutil
-import subprocess
 import time
 
 import pytest
 
-from h2client import H2Client, with_conf
+from h2client import H2Client, module_conf
 from h2raw import RawConn, data_frame, headers_frame, request_block
 
 pytestmark = pytest.mark.h2
-
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modules",
-                   "mod_h2_optfn_test.c")
-
-
-@pytest.fixture(scope="module")
-def optfn_module(tmp_path_factory):
-    d = tmp_path_factory.mktemp("optfn")
-    src = str(d / os.path.basename(SRC))      # objects land next to the source
-    shutil.copy(SRC, src)
-    r = subprocess.run(["apxs", "-c", "-o", str(d / "mod_h2_optfn_test.la"), src],
-                       cwd=str(d), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
-    assert r.returncode == 0, r.stdout
-    so = d / ".libs" / "mod_h2_optfn_test.so"
-    assert so.exists(), r.stdout
-    return str(so)
-
-
-def module_conf(env, optfn_module, location, handler):
-    """For fixtures: the test module loaded, a location handled by it."""
-    return with_conf(env, handler, """\
-LoadModule h2_optfn_test_module %s
-<Location "%s">
-    SetHandler %s
-</Location>
-""" % (optfn_module, location, handler))
 
 
 @pytest.fixture

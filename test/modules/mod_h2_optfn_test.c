@@ -19,6 +19,10 @@
  * (SetHandler h2-optfn-test). SetHandler h2-pollfd-test polls the
  * request body through the descriptor http2_get_pollfd_from_conn and
  * core's ap_get_pollfd_from_conn give, and writes down what it saw.
+ * SetHandler h2-fail-test starts a response and then fails the way the
+ * query says: "return" (the handler returns 500), "bucket" (an error
+ * bucket, as mod_proxy_http passes when its backend breaks), "abort" (it
+ * marks the connection aborted).
  * Built with apxs by the test. */
 
 #include <httpd.h>
@@ -28,6 +32,7 @@
 #include <apr_poll.h>
 #include <http_core.h>
 #include <util_filter.h>
+#include <http_request.h>
 #include <mod_http2.h>
 
 static int optfn_handler(request_rec *r)
@@ -128,8 +133,35 @@ static int pollfd_handler(request_rec *r)
     return OK;
 }
 
+static int fail_handler(request_rec *r)
+{
+    apr_bucket_brigade *bb;
+    char part[1000];
+
+    if (!r->handler || strcmp(r->handler, "h2-fail-test")) {
+        return DECLINED;
+    }
+    ap_set_content_type(r, "text/plain");
+    memset(part, 'p', sizeof(part));
+    ap_rwrite(part, sizeof(part), r);
+    ap_rflush(r);
+    if (r->args && !strcmp(r->args, "bucket")) {
+        bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+        APR_BRIGADE_INSERT_TAIL(bb, ap_bucket_error_create(HTTP_BAD_GATEWAY, NULL,
+                                                           r->pool, bb->bucket_alloc));
+        ap_pass_brigade(r->output_filters, bb);
+        return OK;
+    }
+    if (r->args && !strcmp(r->args, "abort")) {
+        r->connection->aborted = 1;
+        return OK;
+    }
+    return HTTP_INTERNAL_SERVER_ERROR;
+}
+
 static void register_hooks(apr_pool_t *p)
 {
+    ap_hook_handler(fail_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(optfn_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(pollfd_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }
