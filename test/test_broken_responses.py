@@ -195,16 +195,23 @@ def fail_conf(env, optfn_module):
     yield from module_conf(env, optfn_module, "/fail", "h2-fail-test")
 
 
-@pytest.mark.parametrize("how", ["h2c", "h2"])
-def test_handler_error_bucket_after_body_started_resets_the_stream(env, fail_conf, how):
-    """The flushed part goes out, then RST_STREAM INTERNAL_ERROR. Stock
-    resets with the same code but has sent neither head nor body by then."""
+def truncated_by_handler(env, how, query):
+    """GET /fail?query: the 200 head and the 1000 flushed bytes arrive,
+    and the stream does not end with END_STREAM. The connection, closed."""
     with RawConn(env, how) as c:
-        c.send(headers_frame(1, request_block(c, "/fail?bucket")))
+        c.send(headers_frame(1, request_block(c, "/fail?" + query)))
         c.wait(lambda: c.stream_done(1), 10)
     assert c.status(1) == 200, c.answer()
     assert c.data.get(1) == b"p" * 1000
     assert 1 not in c.ended, "a truncated body ended with END_STREAM"
+    return c
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_handler_error_bucket_after_body_started_resets_the_stream(env, fail_conf, how):
+    """The flushed part goes out, then RST_STREAM INTERNAL_ERROR. Stock
+    resets with the same code but has sent neither head nor body by then."""
+    c = truncated_by_handler(env, how, "bucket")
     assert c.rst.get(1) == INTERNAL_ERROR, c.answer()
 
 
@@ -214,12 +221,7 @@ def test_handler_aborting_its_connection_after_body_started_cancels_the_stream(
     """A handler that marks its connection aborted (as modules do when they
     give up on a response) gets CANCEL; stock ends such a stream with
     END_STREAM (documented improvement)."""
-    with RawConn(env, how) as c:
-        c.send(headers_frame(1, request_block(c, "/fail?abort")))
-        c.wait(lambda: c.stream_done(1), 10)
-    assert c.status(1) == 200, c.answer()
-    assert c.data.get(1) == b"p" * 1000
-    assert 1 not in c.ended, "a truncated body ended with END_STREAM"
+    c = truncated_by_handler(env, how, "abort")
     assert c.rst.get(1) == CANCEL, c.answer()
 
 
