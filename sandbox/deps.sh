@@ -20,7 +20,7 @@ say() { echo "deps: $*"; }
 PKGS=(apache2 apache2-dev libnghttp2-dev nghttp2-client nghttp2-server curl
       openssl ca-certificates python3 python3-pytest python3-h2 python3-pip
       pkg-config autoconf automake libtool build-essential
-      clang libclang-rt-14-dev valgrind)
+      clang libclang-rt-14-dev valgrind apache2-doc)
 if ! command -v go >/dev/null 2>&1; then
     PKGS+=(golang-go)
 fi
