@@ -191,10 +191,8 @@ static void warn_not_implemented(cmd_parms *cmd, h2_conf_var var)
         (var == H2_CONF_PUSH)? "server push is not implemented: no PUSH_PROMISE "
                                "is sent (H2PushResource and preload links become "
                                "103 Early Hints with H2EarlyHints on)"
-        : (var == H2_CONF_WEBSOCKETS)? "WebSockets over HTTP/2 (RFC 8441) are "
-                               "not implemented: an extended CONNECT is refused"
-        : "forward proxy requests over HTTP/2 are not implemented: a foreign "
-          ":authority is served like any other host";
+        : "WebSockets over HTTP/2 (RFC 8441) are not implemented: an "
+          "extended CONNECT is refused";
     ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, APLOGNO(21097)
                  "%s on (%s:%d): %s", var_defs[var].name, cmd->directive->filename,
                  cmd->directive->line_num, what);
@@ -272,8 +270,7 @@ static const char *set_var(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     }
     conf->v[var] = val;
-    if (val == 1 && (var == H2_CONF_PUSH || var == H2_CONF_WEBSOCKETS
-                     || var == H2_CONF_PROXY_REQUESTS)
+    if (val == 1 && (var == H2_CONF_PUSH || var == H2_CONF_WEBSOCKETS)
         && cmd->pool == cmd->server->process->pconf) {   /* not .htaccess */
         warn_not_implemented(cmd, var);
     }

@@ -70,7 +70,7 @@
     X(EARLY_HINTS, "H2EarlyHints", FLAG, 0, 0, 1, SRV, \
       "send 103 Early Hints") \
     X(PROXY_REQUESTS, "H2ProxyRequests", FLAG, 0, 0, 1, SRV, \
-      "accept forward proxy requests over HTTP/2") \
+      "requests name their target as an absolute URI, for forward proxies") \
     X(WEBSOCKETS, "H2WebSockets", FLAG, 0, 0, 1, SRV, \
       "WebSockets over HTTP/2 (RFC 8441); not supported, off is the only effect") \
     X(SERIALIZE_HEADERS, "H2SerializeHeaders", FLAG, 0, 0, 1, SRV, \

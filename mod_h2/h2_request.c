@@ -96,7 +96,8 @@ static void setup_env(request_rec *r, const h2_x_req *xr)
  * the method and target (whitespace, controls, a target that is neither
  * a path nor "*" nor a CONNECT authority). What is left of those checks
  * is done here, alike. 0 with r->status set when httpd would refuse. */
-static int set_request_line(request_rec *r, const h2_req_head *req)
+static int set_request_line(request_rec *r, const h2_req_head *req,
+                            const char *target)
 {
     core_server_config *conf = ap_get_core_module_config(r->server->module_config);
 
@@ -108,16 +109,7 @@ static int set_request_line(request_rec *r, const h2_req_head *req)
     r->protocol = "HTTP/2.0";
     r->proto_num = HTTP_VERSION(2, 0);
     r->assbackwards = 0;
-    if (req->path && req->scheme && req->authority && req->path[0] == '/'
-        && strcasecmp(req->scheme, "http") && strcasecmp(req->scheme, "https")) {
-        /* Another scheme makes the target an absolute URI, as HTTP/1.1
-         * would send it: httpd refuses that unless a proxy takes it. */
-        ap_parse_uri(r, apr_pstrcat(r->pool, req->scheme, "://", req->authority,
-                                    req->path, NULL));
-    }
-    else {
-        ap_parse_uri(r, req->path? req->path : req->authority);
-    }
+    ap_parse_uri(r, target);
 
     if (conf->http_methods == AP_HTTP_METHODS_REGISTERED
         && r->method_number == M_INVALID) {
@@ -143,18 +135,34 @@ static int set_request_line(request_rec *r, const h2_req_head *req)
     return 1;
 }
 
+/* The request target as HTTP/1.1 would carry it. Another scheme than
+ * http(s) makes it an absolute URI, which httpd refuses unless a proxy
+ * takes it; so does H2ProxyRequests, so that mod_proxy (ProxyRequests On)
+ * sees a forward-proxy request where the authority is not ours. */
+static const char *request_target(request_rec *r, const h2_req_head *req)
+{
+    if (req->path && req->scheme && req->authority && req->path[0] == '/'
+        && ((strcasecmp(req->scheme, "http") && strcasecmp(req->scheme, "https"))
+            || h2_config_sget(r->server, H2_CONF_PROXY_REQUESTS) == 1)) {
+        return apr_pstrcat(r->pool, req->scheme, "://", req->authority,
+                           req->path, NULL);
+    }
+    return req->path? req->path : req->authority;
+}
+
 void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
 {
     const h2_req_head *req = xr->head;
     request_rec *r;
+    const char *target;
     int status = HTTP_OK;
 
     r = ap_create_request(c2);
     *pr = r;
     r->request_time = xr->created;
     setup_filters(r);
-    r->the_request = apr_pstrcat(r->pool, req->method, " ",
-                                 req->path? req->path : req->authority,
+    target = request_target(r, req);
+    r->the_request = apr_pstrcat(r->pool, req->method, " ", target,
                                  " HTTP/2.0", NULL);
     r->headers_in = apr_table_copy(r->pool, req->headers);
     h2_c2_request_begins(r);
@@ -163,10 +171,10 @@ void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
     if (xr->refuse_status) {
         /* over httpd's limits (logged when the head came in): the status
          * HTTP/1.1 gives, with httpd's error page */
-        set_request_line(r, req);
+        set_request_line(r, req, target);
         status = xr->refuse_status;
     }
-    else if (!set_request_line(r, req) || !ap_check_request_header(r)) {
+    else if (!set_request_line(r, req, target) || !ap_check_request_header(r)) {
         status = r->status? r->status : HTTP_BAD_REQUEST;
         if (status == HTTP_OK) status = HTTP_BAD_REQUEST;
     }

@@ -11,11 +11,14 @@ the event loop are ours). Everything is bounded by timeouts.
     resp.status, resp.headers, resp.body
 """
 
+import contextlib
 import hashlib
+import http.server
 import os
 import select
 import socket
 import ssl
+import threading
 import time
 
 import h2.config
@@ -513,3 +516,51 @@ LoadModule h2_optfn_test_module %s
     SetHandler %s
 </Location>
 """ % (optfn_module, location, handler))
+
+
+# mod_proxy as a forward proxy for loopback clients (with H2ProxyRequests
+# on, also for HTTP/2 requests)
+FORWARD_PROXY_CONF = """\
+<IfModule !proxy_module>
+LoadModule proxy_module /usr/lib/apache2/modules/mod_proxy.so
+</IfModule>
+<IfModule !proxy_http_module>
+LoadModule proxy_http_module /usr/lib/apache2/modules/mod_proxy_http.so
+</IfModule>
+ProxyRequests On
+<Proxy "*">
+    Require ip 127.0.0.1
+</Proxy>
+"""
+
+
+class _OriginHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        body = ("origin saw %s %s host=%s" % (self.command, self.path,
+                                              self.headers.get("Host"))).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Origin", "yes")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def origin_server(port):
+    """An HTTP/1.1 origin on loopback port for proxy tests: answers every
+    GET with "origin saw GET <target> host=<Host>" and X-Origin: yes.
+    Yields its authority."""
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), _OriginHandler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield "127.0.0.1:%d" % port
+    finally:
+        srv.shutdown()
+        srv.server_close()

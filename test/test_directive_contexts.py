@@ -7,15 +7,16 @@ observes inside the place and, where there is an outside, outside it.
 The places: "server" is the main server (conf.d); "vhost" is the h2c
 virtual host (the TLS one is "outside"), or the TLS one for directives
 about TLS (which has no TLS neighbour on its port to be the outside); "directory" is <Directory htdocs/ctx>; ".htaccess" is
-htdocs/ctx/.htaccess under AllowOverride FileInfo. Push, WebSockets and
-forward proxying are not implemented yet (their directives load in every
+htdocs/ctx/.htaccess under AllowOverride FileInfo. Push and WebSockets
+are not implemented yet (their directives load in every
 context, test_directives.py); H2SerializeHeaders is obsolete and has no
 effect to observe; H2StreamMaxMemSize's effect is a memory bound
 (test_abuse_memory.py). H2OutputBuffering decides whether a handler's
 write that is not flushed goes out before a frame's worth has gathered;
 httpd flushes whenever a CGI or a proxied backend pauses, so a client
 sees no difference with those handlers (test_output.py checks that
-output flows with it off)."""
+output flows with it off). H2ProxyRequests has its own file
+(test_forward_proxy.py) and its two contexts here."""
 
 import os
 import re
@@ -24,7 +25,8 @@ import uuid
 
 import pytest
 
-from h2client import H2Client, install_cgi, install_file, remove_conf
+from h2client import (FORWARD_PROXY_CONF, H2Client, install_cgi, install_file, origin_server,
+                      remove_conf)
 from h2raw import (RawConn, data_frame, headers_frame, request_block,
                    window_update_frame)
 
@@ -33,6 +35,7 @@ pytestmark = pytest.mark.h2
 MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE = 3, 4
 CTX_FILE = "ctx/f.bin"
 CTX_SIZE = 200000
+ORIGIN_PORT_OFFSET = 63     # base + 63: the origin of the forward proxy case
 
 
 def setting(env, how, path, ident):
@@ -159,6 +162,16 @@ def probe_full_tls_records(env, how, path):
     return 16384 in recs
 
 
+def probe_forwarded(env, how, path):
+    """Is a request for another origin (a loopback server started here)
+    forwarded by mod_proxy (ProxyRequests On everywhere)?"""
+    with origin_server(env.port_base + ORIGIN_PORT_OFFSET) as origin:
+        with H2Client.connect(env, how) as c:
+            c.authority, c.scheme = origin, "http"
+            r = c.get(path)
+    return r.headers.get("x-origin") == "yes"
+
+
 def auto_h2(env):
     if env.module != "ours":
         pytest.skip("stock adds no HTTP/2 lines to ?auto")
@@ -200,6 +213,7 @@ CASES = {
                        probe_file_read_when_sent, "h2c", True, False),
     "H2TLSWarmUpSize 0": (("server", "vhost"), probe_full_tls_records, "h2", False, True),
     "H2MaxWorkers 7": (("server",), probe_workers_all_started, "h2c", False, True),
+    "H2ProxyRequests on": (("server", "vhost"), probe_forwarded, "h2c", False, True),
 }
 
 # For the early hints cases: 103s are on everywhere, with one hint set
@@ -228,6 +242,7 @@ def places(env):
     yield docroot
     for where in ("server", "http", "https"):
         remove_conf(env, "ctx", where)
+        remove_conf(env, "ctx-name", where)
     remove_conf(env, "ctx-base", "server")
     env.reload()
 
@@ -243,6 +258,13 @@ def configure(env, docroot, text, ctx):
             base = BASE
     elif "H2EarlyHint " in text or "H2PushResource" in text:
         base = "H2EarlyHints on\n"
+    if "H2ProxyRequests" in text:
+        base = FORWARD_PROXY_CONF
+        # with their ports in ServerName, the vhosts take absolute targets
+        # naming them for themselves (ap_matches_request_vhost)
+        for where in ("http", "https"):
+            env.add_conf("ctx-name", "ServerName %s:%d\n" % (
+                env.domain, env.http_port if where == "http" else env.https_port), where)
     ht = ""
     directory = """
 <Directory "{d}/ctx">

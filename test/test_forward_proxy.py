@@ -1,0 +1,115 @@
+"""Forward proxying over HTTP/2 (H2ProxyRequests). A client that uses the
+server as its forward proxy names the origin in :scheme and :authority.
+With `H2ProxyRequests on` and mod_proxy's `ProxyRequests On`, a request
+for another origin is forwarded to it by mod_proxy, as the same request
+over HTTP/1.1 (`GET http://origin/x`) is; one for the server's own name is
+served locally; without H2ProxyRequests nothing is proxied. The origin is
+a small HTTP/1.1 server on loopback started here."""
+
+import time
+import uuid
+
+import pytest
+
+from h2client import FORWARD_PROXY_CONF as PROXY_MODULES
+from h2client import H2Client, origin_server, remove_conf, with_conf
+
+pytestmark = pytest.mark.h2
+
+ORIGIN_PORT_OFFSET = 62      # base + 62: the origin server of these tests
+
+
+@pytest.fixture(scope="module")
+def origin(env):
+    with origin_server(env.port_base + ORIGIN_PORT_OFFSET) as authority:
+        yield authority
+
+
+@pytest.fixture
+def proxy_on(env, origin):
+    yield from with_conf(env, "fwd-proxy", PROXY_MODULES + "H2ProxyRequests on\n",
+                         value=origin)
+
+
+@pytest.fixture
+def proxy_h1_only(env, origin):
+    yield from with_conf(env, "fwd-proxy", PROXY_MODULES + "H2ProxyRequests off\n",
+                         value=origin)
+
+
+def get_via(env, how, authority, path, scheme="http"):
+    """GET path from authority, the server being the client's proxy."""
+    with H2Client.connect(env, how) as c:
+        c.authority, c.scheme = authority, scheme
+        return c.get(path)
+
+
+def access_line(env, marker):
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        with open(env.sandbox.access_log, errors="replace") as f:
+            lines = [l for l in f if marker in l]
+        if lines:
+            return lines[-1]
+        time.sleep(0.1)
+    return None
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_request_for_another_origin_is_forwarded(env, proxy_on, how):
+    marker = uuid.uuid4().hex
+    r = get_via(env, how, proxy_on, "/fwd/x?m=" + marker)
+    assert r.status == 200, r
+    assert r.headers.get("x-origin") == "yes"
+    assert r.body == ("origin saw GET /fwd/x?m=%s host=%s" % (marker, proxy_on)).encode()
+    # %r names the absolute target, as for HTTP/1.1 proxy requests
+    assert '"GET http://%s/fwd/x?m=%s HTTP/2.0" 200' % (proxy_on, marker) \
+        in access_line(env, marker)
+
+
+@pytest.fixture
+def proxy_on_named(env, origin):
+    """H2ProxyRequests on, and the virtual hosts named with their ports:
+    httpd takes an absolute target for itself only when its host and port
+    match a ServerName (ap_matches_request_vhost), for HTTP/1.1 alike."""
+    for where, port in (("http", env.http_port), ("https", env.https_port)):
+        env.add_conf("fwd-name", "ServerName %s:%d\n" % (env.domain, port), where)
+    try:
+        yield from with_conf(env, "fwd-proxy", PROXY_MODULES + "H2ProxyRequests on\n")
+    finally:
+        for where in ("http", "https"):
+            remove_conf(env, "fwd-name", where)
+        env.reload()
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_request_for_the_servers_own_name_is_served_locally(env, proxy_on_named, how):
+    with H2Client.connect(env, how) as c:
+        r = c.get("/1k.txt")
+    assert r.status == 200, r
+    assert "x-origin" not in r.headers
+    assert r.body == env.docroot_file("1k.txt")
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_without_h2proxyrequests_another_origin_is_not_forwarded(env, proxy_h1_only, how):
+    r = get_via(env, how, proxy_h1_only, "/fwd/x")
+    assert "x-origin" not in r.headers, r
+    assert r.status == 404, r
+
+
+def test_http11_reference_forwards_through_proxyrequests(env, proxy_h1_only):
+    """The same server as an HTTP/1.1 forward proxy (curl --proxy)."""
+    r = env.curl("http://%s/fwd/y" % proxy_h1_only, "--proxy",
+                 "http://127.0.0.1:%d" % env.http_port)
+    assert r.exit_code == 0, r
+    assert r.body == ("origin saw GET /fwd/y host=%s" % proxy_h1_only).encode()
+
+
+def test_nghttp_with_a_foreign_authority_is_forwarded(env, proxy_on):
+    """nghttp (a real HTTP/2 client) sending the origin's :authority."""
+    p = env.nghttp("http://127.0.0.1:%d/fwd/n" % env.http_port, "-H",
+                   ":authority: %s" % proxy_on)
+    out = p.stdout.decode()
+    assert p.returncode == 0, p.stderr
+    assert out == "origin saw GET /fwd/n host=%s" % proxy_on, out
