@@ -76,6 +76,7 @@ typedef struct h2_c2_ctx {
     int no_dup;                 /* descriptors ran out: copy file data */
     int copy_files;             /* H2CopyFiles of the request's directory */
     int sent_100;
+    int in_eof;                 /* a WebSocket's input ended and was read */
     int seen_head;              /* final response head passed */
     int seen_eos;
     char *interim;              /* interim response text being gathered */
@@ -88,7 +89,7 @@ static apr_thread_mutex_t *shells_mutex;
 static c2_shell *shells;
 static int nshells, shells_keep;
 static module *mpm_module;
-static ap_filter_rec_t *c2_in_handle, *c2_out_handle;
+static ap_filter_rec_t *c2_in_handle, *c2_out_handle, *ws_no_body_handle;
 /* mod_logio's counters (%I, %O, %S and mod_status's bytes), if it is loaded */
 static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_out) *logio_add_bytes_out;
 static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_in) *logio_add_bytes_in;
@@ -257,6 +258,12 @@ void h2_c2_request_begins(request_rec *r)
     }
 }
 
+int h2_c2_is_websocket(conn_rec *c2)
+{
+    h2_c2_ctx *ctx = c2->master? c2_ctx(c2) : NULL;
+    return ctx && ctx->req && ctx->req->head->websocket;
+}
+
 void h2_c2_discard(conn_rec *c2)
 {
     shell_put(c2_ctx(c2)->shell);
@@ -375,32 +382,61 @@ static void deliver_reset(h2_c2_ctx *ctx, int code)
     deliver(ctx, &it, 1, 1);
 }
 
-static void interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
-                         apr_size_t len, out_item *it, int *n)
+/* Where the head in text[0..len) ends (after its blank line), or 0. */
+static apr_size_t head_end(const char *text, apr_size_t len)
+{
+    apr_size_t i;
+    for (i = 1; i < len; ++i) {
+        if (text[i] == '\n' && (text[i - 1] == '\n'
+                                || (i >= 2 && text[i - 1] == '\r' && text[i - 2] == '\n'))) {
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* Raw response text before the final head: an interim response as
+ * ap_send_interim_response() writes it, or the 101 with which a handler
+ * (mod_proxy_wstunnel, mod_proxy_http) accepts a WebSocket; that one
+ * becomes the stream's 200. Returns how many bytes of data belong to the
+ * text; the rest, following a 101, is the tunnel's. */
+static apr_size_t interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
+                               apr_size_t len, out_item *it, int *n)
 {
     char *nbuf;
     int status;
     apr_table_t *fields;
+    apr_size_t end, used = len;
 
     nbuf = apr_palloc(c2->pool, ctx->interim_len + len + 1);
     if (ctx->interim_len) memcpy(nbuf, ctx->interim, ctx->interim_len);
     memcpy(nbuf + ctx->interim_len, data, len);
-    ctx->interim_len += len;
-    nbuf[ctx->interim_len] = 0;
-    ctx->interim = nbuf;
-    if (strstr(ctx->interim, "\r\n\r\n") || strstr(ctx->interim, "\n\n")) {
-        if (ctx->r && h2_response_parse_interim(ctx->r->pool, ctx->interim,
-                                                ctx->interim_len, &status,
-                                                &fields)
-            && (status != HTTP_EARLY_HINTS
-                || h2_config_rget(ctx->r, H2_CONF_EARLY_HINTS) == 1)) {
+    nbuf[ctx->interim_len + len] = 0;
+    end = head_end(nbuf, ctx->interim_len + len);
+    if (!end) {
+        ctx->interim = nbuf;
+        ctx->interim_len += len;
+        return len;
+    }
+    used = end - ctx->interim_len;
+    if (ctx->r && h2_response_parse_interim(ctx->r->pool, nbuf, end, &status, &fields)) {
+        if (status == HTTP_SWITCHING_PROTOCOLS && ctx->req->head->websocket) {
+            h2_response_ws_accepted(fields);
+            item_init(it, H2_HC_HEADERS, HTTP_OK);
+            it->fields = fields;
+            ctx->seen_head = 1;
+            ++*n;
+        }
+        else if (status != HTTP_EARLY_HINTS
+                 || h2_config_rget(ctx->r, H2_CONF_EARLY_HINTS) == 1) {
             item_init(it, H2_HC_INTERIM, status);
             it->fields = fields;
             ++*n;
         }
-        ctx->interim = NULL;
-        ctx->interim_len = 0;
     }
+    ctx->interim = NULL;
+    ctx->interim_len = 0;
+    return used;
 }
 
 /* A metadata bucket b: 1 when it adds item it to the batch; sets *flush
@@ -477,9 +513,18 @@ static apr_status_t data_item(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b,
         return rv;
     }
     if (!ctx->seen_head) {
-        interim_text(ctx, c2, data, len, &items[*n], n);
+        apr_size_t used = interim_text(ctx, c2, data, len, &items[*n], n);
+        data += used;
+        len -= used;
     }
-    else if (len > 0) {
+    if (ctx->seen_head && len > 0) {
+        if (*n == H2_OUT_BATCH) {
+            /* the head took the last slot: it goes first */
+            if ((rv = deliver(ctx, items, *n, 0)) != APR_SUCCESS) {
+                return rv;
+            }
+            *n = 0;
+        }
         item_init(&items[*n], H2_HC_DATA, 0);
         items[*n].data = data;
         items[*n].len = len;
@@ -615,10 +660,16 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         readbytes = APR_INT32_MAX;
     }
 
+    if (ctx->in_eof) {
+        /* a tunnel (WebSocket) reads on after the end: as a closed
+         * socket answers HTTP/1.1's, so that it stops */
+        return APR_EOF;
+    }
     if (!ctx->body_start) {
         ctx->body_start = apr_time_now();
     }
-    deadline = body_deadline(ctx);
+    /* a WebSocket is quiet as long as its parties like */
+    deadline = ctx->req->head->websocket? 0 : body_deadline(ctx);
     rv = h2_x_worker_body(ctx->x, bb, mode == AP_MODE_GETLINE, spec, block,
                           readbytes, deadline,
                           ctx->r? ctx->r->trailers_in : NULL, &n);
@@ -638,6 +689,8 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         return rv;
     }
     if (!spec) {
+        ctx->in_eof = ctx->req->head->websocket && !APR_BRIGADE_EMPTY(bb)
+                      && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb));
         ctx->body_read += n;
         if (n > 0 && logio_add_bytes_in) {
             logio_add_bytes_in(c2, n);
@@ -678,7 +731,7 @@ static void c2_process(h2_worker *wk, h2_wtask *task)
         ctx->body_start = 0;
         ctx->no_dup = 0;
         ctx->copy_files = req->set->copy_files;
-        ctx->sent_100 = ctx->seen_head = ctx->seen_eos = 0;
+        ctx->sent_100 = ctx->seen_head = ctx->seen_eos = ctx->in_eof = 0;
         ctx->interim = NULL;
         ctx->interim_len = 0;
         c2->aborted = 0;
@@ -799,6 +852,30 @@ static apr_status_t http2_get_pollfd_from_conn(conn_rec *c, apr_pollfd_t *pfd,
     return h2_x_worker_pollfd(ctx->x, c->pool, pfd, ptimeout);
 }
 
+/* A WebSocket's GET has no body for httpd: the stream's DATA belongs to
+ * the tunnel, which the handler reads from the connection once it took
+ * the upgrade. Without this, a handler that reads the body first
+ * (mod_proxy_http prefetches it) would wait for the client's frames. */
+static apr_status_t ws_no_body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
+                                      ap_input_mode_t mode, apr_read_type_e block,
+                                      apr_off_t readbytes)
+{
+    if (mode != AP_MODE_INIT) {
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
+    }
+    return APR_SUCCESS;
+}
+
+void h2_c2_ws_request(request_rec *r)
+{
+    ap_add_input_filter_handle(ws_no_body_handle, NULL, r, r->connection);
+    /* mod_proxy's tunnel half-closes a side by shutting its socket down,
+     * which a stream does not have: it would wait for the client after
+     * the backend closed. A WebSocket closes in its own frames first, so
+     * one side's end is the tunnel's end, and the stream ends with it. */
+    apr_table_setn(r->subprocess_env, "proxy-nohalfclose", "1");
+}
+
 void h2_c2_register_hooks(void)
 {
     ap_hook_get_pollfd_from_conn(http2_get_pollfd_from_conn, NULL, NULL,
@@ -810,6 +887,8 @@ void h2_c2_register_hooks(void)
                                             AP_FTYPE_NETWORK);
     c2_out_handle = ap_register_output_filter("H2_C2_OUT", c2_out_filter, NULL,
                                               AP_FTYPE_NETWORK);
+    ws_no_body_handle = ap_register_input_filter("H2_WS_NO_BODY", ws_no_body_filter,
+                                                 NULL, AP_FTYPE_PROTOCOL);
     h2_response_filter_handle = ap_register_output_filter(
         "H2_RESPONSE", h2_response_filter, NULL, AP_FTYPE_PROTOCOL);
 }

@@ -38,6 +38,12 @@ void h2_c2_request_begins(request_rec *r);
  * when no stream uses it. */
 void h2_c2_discard(conn_rec *c2);
 
+/* 1 when c2 serves a WebSocket opened by an extended CONNECT (worker). */
+int h2_c2_is_websocket(conn_rec *c2);
+
+/* Set up request r of a WebSocket stream: its GET has no body (worker). */
+void h2_c2_ws_request(request_rec *r);
+
 void h2_c2_register_hooks(void);
 
 #endif

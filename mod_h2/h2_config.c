@@ -187,15 +187,11 @@ void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
  * does not do here. */
 static void warn_not_implemented(cmd_parms *cmd, h2_conf_var var)
 {
-    const char *what =
-        (var == H2_CONF_PUSH)? "server push is not implemented: no PUSH_PROMISE "
-                               "is sent (H2PushResource and preload links become "
-                               "103 Early Hints with H2EarlyHints on)"
-        : "WebSockets over HTTP/2 (RFC 8441) are not implemented: an "
-          "extended CONNECT is refused";
     ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, APLOGNO(21097)
-                 "%s on (%s:%d): %s", var_defs[var].name, cmd->directive->filename,
-                 cmd->directive->line_num, what);
+                 "%s on (%s:%d): server push is not implemented: no PUSH_PROMISE "
+                 "is sent (H2PushResource and preload links become 103 Early "
+                 "Hints with H2EarlyHints on)", var_defs[var].name,
+                 cmd->directive->filename, cmd->directive->line_num);
 }
 
 /* httpd's parser takes a word by its first letter ("soon" is 0 s): only
@@ -270,7 +266,7 @@ static const char *set_var(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     }
     conf->v[var] = val;
-    if (val == 1 && (var == H2_CONF_PUSH || var == H2_CONF_WEBSOCKETS)
+    if (val == 1 && var == H2_CONF_PUSH
         && cmd->pool == cmd->server->process->pconf) {   /* not .htaccess */
         warn_not_implemented(cmd, var);
     }

@@ -72,7 +72,7 @@
     X(PROXY_REQUESTS, "H2ProxyRequests", FLAG, 0, 0, 1, SRV, \
       "requests name their target as an absolute URI, for forward proxies") \
     X(WEBSOCKETS, "H2WebSockets", FLAG, 0, 0, 1, SRV, \
-      "WebSockets over HTTP/2 (RFC 8441); not supported, off is the only effect") \
+      "WebSockets over HTTP/2 (RFC 8441 extended CONNECT)") \
     X(SERIALIZE_HEADERS, "H2SerializeHeaders", FLAG, 0, 0, 1, SRV, \
       "obsolete, accepted and ignored") \
     X(PUSH_DIARY_SIZE, "H2PushDiarySize", NUM, 256, 0, 0x7fffffff, SRV, \

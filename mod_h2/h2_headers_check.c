@@ -14,6 +14,8 @@
  */
 #include <string.h>
 #include <apr_strings.h>
+#include <apr_general.h>
+#include <apr_time.h>
 #include <apr_lib.h>
 
 #include "h2_headers_check.h"
@@ -292,6 +294,9 @@ static h2_hdr_result add_pseudo(h2_req_head *h, const char *name, apr_size_t nle
     else if (IS_NAME(name, nlen, ":scheme")) slot = &h->scheme;
     else if (IS_NAME(name, nlen, ":authority")) slot = &h->authority;
     else if (IS_NAME(name, nlen, ":path")) slot = &h->path;
+    else if (IS_NAME(name, nlen, ":protocol") && h->limits.connect_protocol) {
+        slot = &h->protocol;
+    }
     else return fail(h, H2_HDR_ERR_PSEUDO_UNKNOWN);
 
     if (*slot) {
@@ -514,6 +519,42 @@ static int same_but_default_port(const char *a, const char *b, const char *port)
         && strlen(b) == alen - plen && !strncasecmp(a, b, alen - plen);
 }
 
+/* An extended CONNECT for a WebSocket (RFC 8441) becomes what HTTP/1.1
+ * opens one with (RFC 6455 4.1): a GET with Upgrade, so that
+ * mod_proxy_http, mod_proxy_wstunnel and other handlers take it as they
+ * take one over HTTP/1.1. HTTP/2 has no Sec-WebSocket-Key (:protocol
+ * replaces the handshake), but backends insist on one: a fresh nonce. */
+static void ws_as_upgrade(h2_req_head *h)
+{
+    static const char b64[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned char nonce[18] = { 0 };    /* 16 bytes, 2 of padding */
+    char *key = apr_palloc(h->pool, 25);
+    int i, o = 0;
+
+    h->method = "GET";
+    h->websocket = 1;
+    apr_table_setn(h->headers, "upgrade", "websocket");
+    apr_table_setn(h->headers, "connection", "Upgrade");
+    if (!apr_table_get(h->headers, "sec-websocket-key")) {
+        if (apr_generate_random_bytes(nonce, 16) != APR_SUCCESS) {
+            apr_time_t now = apr_time_now();
+            memcpy(nonce, &now, sizeof(now));   /* a nonce, not a secret */
+        }
+        for (i = 0; i < 18; i += 3) {
+            unsigned v = ((unsigned)nonce[i] << 16) | ((unsigned)nonce[i + 1] << 8)
+                         | nonce[i + 2];
+            key[o++] = b64[(v >> 18) & 63];
+            key[o++] = b64[(v >> 12) & 63];
+            key[o++] = b64[(v >> 6) & 63];
+            key[o++] = b64[v & 63];
+        }
+        key[22] = key[23] = '=';            /* 16 bytes end in "==" */
+        key[24] = 0;
+        apr_table_setn(h->headers, "sec-websocket-key", key);
+    }
+}
+
 /* 1 when host and authority name the same origin: letter case and a
  * default port make no difference. */
 static int same_authority(const char *host, const char *authority,
@@ -545,7 +586,23 @@ h2_hdr_result h2_req_head_end(h2_req_head *h)
     if (!h->method) {
         return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
     }
-    if (!strcmp(h->method, "CONNECT")) {
+    if (h->protocol) {
+        /* RFC 8441 4: an extended CONNECT names its target in full */
+        if (strcmp(h->method, "CONNECT")) {
+            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
+        }
+        if (!h->scheme || !h->path || !h->authority) {
+            return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
+        }
+        if (h->path[0] != '/') {
+            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
+        }
+        if (strcasecmp(h->protocol, "websocket")) {
+            return fail(h, H2_HDR_ERR_PROTOCOL_UNKNOWN);
+        }
+        ws_as_upgrade(h);
+    }
+    else if (!strcmp(h->method, "CONNECT")) {
         /* RFC 9113 8.5: only :authority, no :scheme or :path */
         if (!h->authority) {
             return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
@@ -599,6 +656,9 @@ int h2_hdr_result_as_status(h2_hdr_result res, int *pstatus)
     case H2_HDR_ERR_LINE_TOO_LONG:
         *pstatus = 414;
         return 1;
+    case H2_HDR_ERR_PROTOCOL_UNKNOWN:
+        *pstatus = 501;
+        return 1;
     default:
         return 0;
     }
@@ -625,6 +685,8 @@ const char *h2_hdr_result_str(h2_hdr_result res)
     case H2_HDR_ERR_BLOCK_TOO_LARGE: return "header block too large";
     case H2_HDR_ERR_CONN_BUDGET:
         return "the connection's header budget is used up";
+    case H2_HDR_ERR_PROTOCOL_UNKNOWN:
+        return "extended CONNECT for a protocol other than websocket";
     }
     return "unknown";
 }

@@ -40,6 +40,8 @@ typedef enum {
     H2_HDR_ERR_LINE_TOO_LONG,   /* method + path over LimitRequestLine */
     H2_HDR_ERR_BLOCK_TOO_LARGE, /* decoded block over its limit */
     H2_HDR_ERR_CONN_BUDGET,     /* the connection holds too much already */
+    H2_HDR_ERR_PROTOCOL_UNKNOWN,/* an extended CONNECT for another protocol
+                                 * than websocket */
 } h2_hdr_result;
 
 /* What the header blocks of one connection's streams may hold together.
@@ -56,6 +58,8 @@ typedef struct h2_hdr_limits {
     apr_size_t max_line_len;    /* "METHOD path HTTP/2.0" length */
     apr_size_t max_block_len;   /* decoded header block, 0: no limit */
     h2_hdr_budget *budget;      /* the connection's, NULL: none */
+    int connect_protocol;       /* SETTINGS_ENABLE_CONNECT_PROTOCOL sent:
+                                 * :protocol allowed (RFC 8441) */
 } h2_hdr_limits;
 
 
@@ -66,6 +70,9 @@ typedef struct h2_req_head {
     const char *scheme;
     const char *authority;
     const char *path;
+    const char *protocol;       /* :protocol of an extended CONNECT */
+    int websocket;              /* an extended CONNECT for a WebSocket, now a
+                                 * GET with Upgrade (h2_ws.c) */
     apr_table_t *headers;       /* regular fields, lowercase names */
     apr_off_t content_length;   /* -1 when absent */
     apr_size_t block_len;       /* decoded bytes seen so far */

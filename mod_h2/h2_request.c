@@ -179,7 +179,10 @@ void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
         if (status == HTTP_OK) status = HTTP_BAD_REQUEST;
     }
     else {
-        if (xr->has_body && req->content_length < 0) {
+        if (req->websocket) {
+            h2_c2_ws_request(r);
+        }
+        else if (xr->has_body && req->content_length < 0) {
             /* HTTP/2 frames the body, so it needs no length; modules that
              * forward or spool request bodies look for one of the two
              * framing headers before they read anything */

@@ -24,6 +24,7 @@
 #include "h2.h"
 #include "h2_headers_check.h"
 #include "h2_response.h"
+#include "h2_c2.h"
 
 APLOG_USE_MODULE(http2);
 
@@ -160,6 +161,19 @@ static apr_table_t *response_fields(request_rec *r)
     return h;
 }
 
+/* The status sent for a final head of status < 200. */
+static int final_status(ap_filter_t *f, request_rec *r, int status)
+{
+    if (status == HTTP_SWITCHING_PROTOCOLS && h2_c2_is_websocket(f->c)) {
+        /* the handler took the WebSocket: the stream carries it */
+        h2_response_ws_accepted(r->headers_out);
+        return HTTP_OK;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21030)
+                  "h2: final response with status %d, sending 500", status);
+    return r->status = HTTP_INTERNAL_SERVER_ERROR;
+}
+
 apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
@@ -208,10 +222,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             return ap_pass_brigade(f->next, bb);
         }
         if (status < 200) {
-            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21030)
-                          "h2: final response with status %d, sending 500",
-                          status);
-            status = r->status = HTTP_INTERNAL_SERVER_ERROR;
+            status = final_status(f, r, status);
         }
         fields = response_fields(r);
         if (drop_bad_fields(r, fields, "response") && !ctx->fields_failed) {
@@ -247,6 +258,17 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
     }
     return ap_pass_brigade(f->next, bb);
+}
+
+void h2_response_ws_accepted(apr_table_t *fields)
+{
+    static const char *drop[] = { "Upgrade", "Connection", "Sec-WebSocket-Accept",
+        "Keep-Alive", "Transfer-Encoding", "Content-Length", "Proxy-Connection" };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(drop) / sizeof(drop[0]); ++i) {
+        apr_table_unset(fields, drop[i]);
+    }
 }
 
 int h2_response_parse_interim(apr_pool_t *p, const char *text, apr_size_t len,

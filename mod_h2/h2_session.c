@@ -237,6 +237,7 @@ static void read_config(h2_session *s)
         s->hdr_budget.max = (apr_size_t)s->max_streams * H2_CONN_HEAD_SHARE;
     }
     s->hdr_limits.budget = &s->hdr_budget;
+    s->hdr_limits.connect_protocol = (h2_config_sget(s->s, H2_CONF_WEBSOCKETS) == 1);
     s->mem_max = (apr_size_t)s->max_streams * s->xset.stream_max_mem;
 }
 
@@ -245,7 +246,8 @@ static apr_status_t ngh_create(h2_session *s)
 {
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
-    nghttp2_settings_entry settings[2];
+    nghttp2_settings_entry settings[3];
+    size_t nsettings = 2;
     apr_int64_t conn_win;
     int rv;
 
@@ -277,7 +279,13 @@ static apr_status_t ngh_create(h2_session *s)
         settings[0].value = (uint32_t)H2_NGH_STREAMS(s->max_streams);
         settings[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
         settings[1].value = (uint32_t)s->window_size;
-        rv = nghttp2_submit_settings(s->ngh, NGHTTP2_FLAG_NONE, settings, 2);
+        if (s->hdr_limits.connect_protocol) {
+            /* H2WebSockets: extended CONNECT (RFC 8441) */
+            settings[2].settings_id = NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL;
+            settings[2].value = 1;
+            nsettings = 3;
+        }
+        rv = nghttp2_submit_settings(s->ngh, NGHTTP2_FLAG_NONE, settings, nsettings);
     }
     /* The connection window only has to cover what all streams may have
      * in flight; stream windows do the actual bounding. */

@@ -66,6 +66,8 @@ pip_install() {
 "$PYTHON" -m pytest --version >/dev/null 2>&1 || pip_install pytest
 # the DevTools client of test/test_browser.py
 "$PYTHON" -c 'import websocket' >/dev/null 2>&1 || pip_install websocket-client
+# the WebSocket backend and client framing of test/test_websockets.py
+"$PYTHON" -c 'import websockets, wsproto' >/dev/null 2>&1 || pip_install websockets wsproto
 
 # ------------------------------------------------------------ Chromium
 # Headless Chromium for test/test_browser.py. Optional: when it cannot be

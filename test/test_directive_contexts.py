@@ -7,16 +7,17 @@ observes inside the place and, where there is an outside, outside it.
 The places: "server" is the main server (conf.d); "vhost" is the h2c
 virtual host (the TLS one is "outside"), or the TLS one for directives
 about TLS (which has no TLS neighbour on its port to be the outside); "directory" is <Directory htdocs/ctx>; ".htaccess" is
-htdocs/ctx/.htaccess under AllowOverride FileInfo. Push and WebSockets
-are not implemented yet (their directives load in every
-context, test_directives.py); H2SerializeHeaders is obsolete and has no
+htdocs/ctx/.htaccess under AllowOverride FileInfo. Push is not
+implemented yet (its directives load in every context,
+test_directives.py); H2SerializeHeaders is obsolete and has no
 effect to observe; H2StreamMaxMemSize's effect is a memory bound
 (test_abuse_memory.py). H2OutputBuffering decides whether a handler's
 write that is not flushed goes out before a frame's worth has gathered;
 httpd flushes whenever a CGI or a proxied backend pauses, so a client
 sees no difference with those handlers (test_output.py checks that
-output flows with it off). H2ProxyRequests has its own file
-(test_forward_proxy.py) and its two contexts here."""
+output flows with it off). H2ProxyRequests and H2WebSockets have their
+own files (test_forward_proxy.py, test_websockets.py) and their two
+contexts here."""
 
 import os
 import re
@@ -32,7 +33,7 @@ from h2raw import (RawConn, data_frame, headers_frame, request_block,
 
 pytestmark = pytest.mark.h2
 
-MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE = 3, 4
+MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE, ENABLE_CONNECT_PROTOCOL = 3, 4, 8
 CTX_FILE = "ctx/f.bin"
 CTX_SIZE = 200000
 ORIGIN_PORT_OFFSET = 63     # base + 63: the origin of the forward proxy case
@@ -46,6 +47,10 @@ def setting(env, how, path, ident):
 
 def probe_max_streams(env, how, path):
     return setting(env, how, path, MAX_CONCURRENT_STREAMS)
+
+
+def probe_connect_protocol(env, how, path):
+    return setting(env, how, path, ENABLE_CONNECT_PROTOCOL)
 
 
 def probe_window(env, how, path):
@@ -214,6 +219,7 @@ CASES = {
     "H2TLSWarmUpSize 0": (("server", "vhost"), probe_full_tls_records, "h2", False, True),
     "H2MaxWorkers 7": (("server",), probe_workers_all_started, "h2c", False, True),
     "H2ProxyRequests on": (("server", "vhost"), probe_forwarded, "h2c", False, True),
+    "H2WebSockets on": (("server", "vhost"), probe_connect_protocol, "h2c", None, 1),
 }
 
 # For the early hints cases: 103s are on everywhere, with one hint set

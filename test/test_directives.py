@@ -92,7 +92,7 @@ def test_max_worker_idle_seconds_0_is_accepted(env, worker_idle_0):
         assert [r.status for r in rs] == [200] * 5
 
 
-NOT_IMPLEMENTED = "H2Push on\nH2WebSockets on\n"
+NOT_IMPLEMENTED = "H2Push on\n"
 
 
 @pytest.fixture
@@ -103,12 +103,11 @@ def not_implemented(env):
 
 
 def test_features_not_implemented_say_so_at_start(env, not_implemented):
-    """H2Push and H2WebSockets "on" load (configurations
+    """H2Push "on" loads (configurations
     written for mod_http2 keep working) and each says in the log what it
     does not do here."""
     text = env.sandbox.log_since(env.log_checked)
-    for name, what in (("H2Push", "server push is not implemented"),
-                       ("H2WebSockets", "WebSockets over HTTP/2")):
+    for name, what in (("H2Push", "server push is not implemented"),):
         lines = [l for l in text.splitlines() if ":warn]" in l and name + " on" in l]
         assert lines and what in lines[-1], (name, text[-2000:])
 

@@ -44,6 +44,10 @@ static int check_field(void *ctx, const char *key, const char *val)
     }
     if (strchr(val, '\r') || strchr(val, '\n')) abort();
     if (*val && (val[0] == ' ' || val[0] == '\t')) abort();
+    if (ctx && ((!strcmp(key, "connection") && !strcmp(val, "Upgrade"))
+                || (!strcmp(key, "upgrade") && !strcmp(val, "websocket")))) {
+        return 1;   /* what a WebSocket's extended CONNECT becomes */
+    }
     if (!strcasecmp(key, "connection") || !strcasecmp(key, "transfer-encoding")
         || !strcasecmp(key, "upgrade") || !strcasecmp(key, "keep-alive")) abort();
     return 1;
@@ -61,7 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     apr_pool_t *p;
     h2_req_head h;
     h2_hdr_budget budget = { 0, 256 * 1024 };
-    h2_hdr_limits lim = { 8190, 100, 8190, 64 * 1024, &budget };
+    /* :protocol (RFC 8441) allowed, except with the small limits */
+    h2_hdr_limits lim = { 8190, 100, 8190, 64 * 1024, &budget, 1 };
     size_t i = 0;
 
     if (!root) {
@@ -100,7 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (h.path[0] != '/' && strcmp(h.path, "*")) abort();
         }
         else if (!h.authority || h.path) abort();
-        apr_table_do(check_field, NULL, h.headers, NULL);
+        if (h.websocket && (strcmp(h.method, "GET") || !h.protocol)) abort();
+        apr_table_do(check_field, h.websocket? &h : NULL, h.headers, NULL);
     }
     if (h.cookie && sizeof("cookie: ") - 1 + h.cookie_len > lim.max_field_len) abort();
     if (budget.used != h.charged || budget.used > budget.max) abort();

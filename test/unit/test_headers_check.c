@@ -186,6 +186,54 @@ static void test_connect_needs_authority_only(void)
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_PSEUDO_INVALID);
 }
 
+static h2_hdr_result extended_connect(h2_req_head *h, int enabled, const char *method,
+                                      const char *protocol, int with_path)
+{
+    h2_hdr_limits lim = limits;
+    lim.connect_protocol = enabled;
+    h2_req_head_init(h, pool, &lim);
+    ADD(h, ":method", method);
+    if (ADD(h, ":protocol", protocol) != H2_HDR_OK) {
+        return h->error;
+    }
+    ADD(h, ":scheme", "https");
+    ADD(h, ":authority", "example.org");
+    if (with_path) ADD(h, ":path", "/chat");
+    ADD(h, "sec-websocket-version", "13");
+    return h2_req_head_end(h);
+}
+
+static void test_extended_connect_for_websocket_becomes_an_upgrade_get(void)
+{
+    h2_req_head h;
+    const char *key;
+    CHECK(extended_connect(&h, 1, "CONNECT", "websocket", 1) == H2_HDR_OK);
+    CHECK(h.websocket == 1);
+    CHECK(!strcmp(h.method, "GET"));
+    CHECK(!strcmp(h.path, "/chat"));
+    CHECK(!strcmp(apr_table_get(h.headers, "upgrade"), "websocket"));
+    CHECK(!strcmp(apr_table_get(h.headers, "connection"), "Upgrade"));
+    key = apr_table_get(h.headers, "sec-websocket-key");
+    /* 16 random bytes in base64 */
+    CHECK(key && strlen(key) == 24 && !strcmp(key + 22, "=="));
+    CHECK(key && strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                        "0123456789+/") == 22);
+}
+
+static void test_extended_connect_rules(void)
+{
+    h2_req_head h;
+    /* not announced: :protocol is unknown (RFC 8441 3) */
+    CHECK(extended_connect(&h, 0, "CONNECT", "websocket", 1) == H2_HDR_ERR_PSEUDO_UNKNOWN);
+    /* only with CONNECT, and with :path (RFC 8441 4) */
+    CHECK(extended_connect(&h, 1, "GET", "websocket", 1) == H2_HDR_ERR_PSEUDO_INVALID);
+    CHECK(extended_connect(&h, 1, "CONNECT", "websocket", 0) == H2_HDR_ERR_PSEUDO_MISSING);
+    /* another protocol: 501 */
+    CHECK(extended_connect(&h, 1, "CONNECT", "webtransport", 1)
+          == H2_HDR_ERR_PROTOCOL_UNKNOWN);
+    CHECK(h.websocket == 0);
+}
+
 static void test_options_asterisk_is_allowed(void)
 {
     h2_req_head h;
@@ -527,6 +575,8 @@ int main(void)
     test_te_allows_only_trailers();
     test_pseudo_headers_rules();
     test_connect_needs_authority_only();
+    test_extended_connect_for_websocket_becomes_an_upgrade_get();
+    test_extended_connect_rules();
     test_options_asterisk_is_allowed();
     test_content_length_must_be_digits_and_agree();
     test_authority_replaces_a_differing_host();
