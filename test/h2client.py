@@ -564,3 +564,38 @@ def origin_server(port):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def _ws_echo(ws, stats):
+    """Echo each message; "whoami" answers with what the backend saw,
+    "bye" makes it close."""
+    try:
+        for msg in ws:
+            if msg == "whoami":
+                h = ws.request.headers
+                ws.send("path=%s upgrade=%s version=%s key=%d" % (
+                    ws.request.path, h.get("Upgrade"), h.get("Sec-WebSocket-Version"),
+                    len(h.get("Sec-WebSocket-Key", ""))))
+            elif msg == "bye":
+                ws.close()
+                return
+            else:
+                ws.send(msg)
+    finally:
+        stats["closed"] += 1
+
+
+@contextlib.contextmanager
+def ws_echo_server(port):
+    """A WebSocket echo server (the `websockets` library) on loopback
+    port. Yields its stats: {"port", "closed": connections ended}."""
+    from websockets.sync.server import serve
+    stats = {"port": port, "closed": 0}
+    srv = serve(lambda ws: _ws_echo(ws, stats), "127.0.0.1", port)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield stats
+    finally:
+        srv.shutdown()
+        t.join(5)

@@ -18,6 +18,8 @@ import urllib.request
 
 import pytest
 
+from h2client import remove_conf, ws_echo_server
+
 pytestmark = pytest.mark.h2
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
@@ -216,3 +218,49 @@ def test_chromium_gets_http11_from_http11_first_vhost(env, browser):
     finally:
         os.unlink(env.path("conf.d", "browser-h1pref.conf"))
         env.reload()
+
+
+WS_PORT_OFFSET = 65          # base + 65: the WebSocket backend of this file
+
+WS_CONF = """\
+<IfModule !proxy_module>
+LoadModule proxy_module /usr/lib/apache2/modules/mod_proxy.so
+</IfModule>
+<IfModule !proxy_http_module>
+LoadModule proxy_http_module /usr/lib/apache2/modules/mod_proxy_http.so
+</IfModule>
+ProxyPass /ws/ ws://127.0.0.1:%d/ upgrade=websocket
+H2WebSockets on
+"""
+
+
+def test_chromium_opens_websocket_over_its_h2_connection(env, browser):
+    """With H2WebSockets on, Chromium opens a wss:// WebSocket as an
+    extended CONNECT on the h2 connection it has (RFC 8441): the access log
+    has the WebSocket's request as HTTP/2.0, and messages echo."""
+    with ws_echo_server(env.port_base + WS_PORT_OFFSET) as stats:
+        env.add_conf("browser-ws", WS_CONF % stats["port"])
+        env.reload()
+        try:
+            navigate(browser, env.https_url("/index.html"))
+            url = "wss://%s:%d/ws/chromium" % (env.domain, env.https_port)
+            r = browser.call("Runtime.evaluate", awaitPromise=True, returnByValue=True,
+                             expression="""new Promise((ok, fail) => {
+                const ws = new WebSocket(%s);
+                ws.onopen = () => ws.send("whoami");
+                ws.onmessage = (e) => { ws.close(); ok(e.data); };
+                ws.onerror = () => fail("websocket error");
+            })""" % json.dumps(url))
+            assert r["result"].get("value") == \
+                "path=/chromium upgrade=websocket version=13 key=24", r
+            deadline = time.time() + 5     # logged when the tunnel ends
+            lines = []
+            while not lines and time.time() < deadline:
+                with open(env.sandbox.access_log, errors="replace") as f:
+                    lines = [l for l in f if "/ws/chromium" in l]
+                time.sleep(0.1)
+            # logged as HTTP/1.1 logs a WebSocket: 101 (the client saw 200)
+            assert lines and '"GET /ws/chromium HTTP/2.0" 101' in lines[-1], lines
+        finally:
+            remove_conf(env, "browser-ws", "server")
+            env.reload()

@@ -10,16 +10,14 @@ is malformed (RFC 8441 5): RST_STREAM PROTOCOL_ERROR.
 The backend is the `websockets` library's echo server on loopback; the
 client speaks RFC 8441 over the `h2` library with `wsproto` framing."""
 
-import threading
 import time
 
 import pytest
 import wsproto
 import wsproto.connection
 import wsproto.events
-from websockets.sync.server import serve as ws_serve
 
-from h2client import H2Client, with_conf
+from h2client import H2Client, with_conf, ws_echo_server
 from h2raw import (PROTOCOL_ERROR, RawConn, cpu_seconds, headers_frame, hp_block,
                    httpd_children)
 
@@ -39,45 +37,40 @@ ProxyPass /ws/ ws://127.0.0.1:%d/ upgrade=websocket
 """
 
 
-BACKEND_STATS = {"closed": 0}
-
-
-def backend_handler(ws):
-    """Echo each message; "whoami" answers with what the backend saw."""
-    try:
-        echo(ws)
-    finally:
-        BACKEND_STATS["closed"] += 1
-
-
-def echo(ws):
-    for msg in ws:
-        if msg == "whoami":
-            h = ws.request.headers
-            ws.send("path=%s upgrade=%s version=%s key=%d" % (
-                ws.request.path, h.get("Upgrade"), h.get("Sec-WebSocket-Version"),
-                len(h.get("Sec-WebSocket-Key", ""))))
-        elif msg == "bye":
-            ws.close()
-            return
-        else:
-            ws.send(msg)
-
-
 @pytest.fixture(scope="module")
 def backend(env):
-    port = env.port_base + BACKEND_PORT_OFFSET
-    srv = ws_serve(backend_handler, "127.0.0.1", port)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield port
-    srv.shutdown()
-    t.join(5)
+    with ws_echo_server(env.port_base + BACKEND_PORT_OFFSET) as stats:
+        BACKEND_STATS.update(stats=stats)
+        yield stats["port"]
+
+
+BACKEND_STATS = {}
+
+
+def backend_closed():
+    return BACKEND_STATS["stats"]["closed"]
 
 
 @pytest.fixture
 def ws_on(env, backend):
     yield from with_conf(env, "websockets", PROXY_CONF % backend + "H2WebSockets on\n")
+
+
+WSTUNNEL_CONF = """\
+<IfModule !proxy_wstunnel_module>
+LoadModule proxy_wstunnel_module /usr/lib/apache2/modules/mod_proxy_wstunnel.so
+</IfModule>
+ProxyWebsocketFallbackToProxyHttp off
+ProxyPass /wst/ ws://127.0.0.1:%d/
+"""
+
+
+@pytest.fixture
+def wstunnel_on(env, backend):
+    """mod_proxy_wstunnel itself (not mod_proxy_http): it relays the
+    backend's 101 as raw bytes through the connection."""
+    yield from with_conf(env, "websockets", PROXY_CONF % backend
+                         + WSTUNNEL_CONF % backend + "H2WebSockets on\n")
 
 
 @pytest.fixture
@@ -187,6 +180,22 @@ def test_websocket_echoes_through_mod_proxy_http(env, ws_on, how):
 
 
 @pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_websocket_echoes_through_mod_proxy_wstunnel(env, wstunnel_on, how):
+    with H2Client.connect(env, how) as c:
+        c.wait_settings()
+        ws = WsStream(c, "/wst/echo")
+        r = ws.wait_response()
+        assert r.status == 200, r
+        assert "sec-websocket-accept" not in r.headers
+        ws.send_text("whoami")
+        assert ws.recv() == "path=/echo upgrade=websocket version=13 key=24"
+        ws.send_text("y" * 50000)
+        assert ws.recv() == "y" * 50000
+        ws.close()
+        assert r.ended and r.reset_code is None
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
 def test_backend_closing_ends_the_stream(env, ws_on, how):
     """The backend's close ends the stream (END_STREAM) at once. Stock
     keeps the stream open until the client ends it (documented in
@@ -280,7 +289,7 @@ def test_idle_websockets_cost_no_cpu(env, ws_on):
 def test_client_reset_closes_the_backend_at_once(env, ws_on, how):
     """RST_STREAM from the client ends the tunnel: the backend sees its
     connection close (its handler returns) within a second."""
-    closed_before = BACKEND_STATS["closed"]
+    closed_before = backend_closed()
     with H2Client.connect(env, how) as c:
         c.wait_settings()
         ws = WsStream(c, "/ws/reset")
@@ -290,7 +299,7 @@ def test_client_reset_closes_the_backend_at_once(env, ws_on, how):
         c.conn.reset_stream(ws.sid)
         c.flush()
         deadline = time.monotonic() + 1.0 * env.slow
-        while BACKEND_STATS["closed"] == closed_before and time.monotonic() < deadline:
+        while backend_closed() == closed_before and time.monotonic() < deadline:
             c.pump(0.05)
-        assert BACKEND_STATS["closed"] > closed_before
+        assert backend_closed() > closed_before
         assert c.get("/1k.txt").status == 200
