@@ -318,18 +318,28 @@ void h2_session_dispatch(h2_session *s)
 {
     h2_x *batch[64];
     int n = 0;
+    h2_stream *prev = NULL, *stream = s->new_first, *next;
 
-    while (s->new_first) {
-        h2_stream *stream = s->new_first;
-        int gone = (stream->state >= H2_SS_CLOSED);
-        if (!gone && !stream->fault_counted && !h2_x_c1_admit(stream->x)) {
+    for (; stream; stream = next) {
+        int gone = (stream->state >= H2_SS_CLOSED), ok = 1;
+        next = stream->next_new;
+        if (!gone && !stream->fault_counted) {
+            ok = h2_x_c1_admit(stream->x);
+        }
+        if (ok == 0) {
             break;   /* at the connection's share of workers: wait */
+        }
+        if (ok < 0) {
+            prev = stream;  /* a WebSocket waits; requests after it go on */
+            continue;
         }
         /* admitted, or closed, or nghttp2 resets it with the next frames
          * we send (e.g. its DATA outran its content-length in this very
          * read): then its request must not start */
-        s->new_first = stream->next_new;
-        if (!s->new_first) s->new_last = NULL;
+        if (prev) prev->next_new = next;
+        else s->new_first = next;
+        if (s->new_last == stream) s->new_last = prev;
+        stream->next_new = NULL;
         stream->on_new = 0;
         if (gone || stream->fault_counted) {
             continue;

@@ -30,6 +30,7 @@
 #include "h2_util.h"
 #include "h2_workers.h"
 #include "h2_x.h"
+#include "h2_headers_check.h"
 
 APLOG_USE_MODULE(http2);
 
@@ -61,6 +62,7 @@ struct h2_xconn {
     int wakeup_sent;
     h2_c1_waiter *waiter;           /* the connection thread's, while polling */
     int n_processing;               /* QUEUED or RUNNING */
+    int n_tunnels;                  /*   of them WebSockets */
     int n_queued;                   /* QUEUED */
     int wake_deferred;              /* a soft wake waits for n_queued == 0 */
     int tearing_down;
@@ -75,6 +77,7 @@ struct h2_x {
 
     /* under xc->mutex */
     h2_x_state state;
+    int tunnel;                     /* admitted as a WebSocket */
     int aborted;                    /* the worker must stop */
     h2_hqueue in;                   /* request body */
     int in_eos;
@@ -304,19 +307,38 @@ void h2_x_c1_pend(h2_x *x)
     transit_locked(x, H2_XS_PENDING, "to be run");
 }
 
+/* How many of a connection's workers WebSockets may hold: they hold one
+ * as long as they are open, so a quarter (at least one) stays for the
+ * connection's other requests. */
+static int tunnels_max(const h2_x_settings *set)
+{
+    int reserve = set->max_processing / 4;
+    if (set->max_processing <= 1) return 1;
+    return set->max_processing - (reserve > 0? reserve : 1);
+}
+
 int h2_x_c1_admit(h2_x *x)
 {
     h2_xconn *xc = x->xc;
-    int ok = 0;
+    int ok = 0, tunnel = x->req.head && x->req.head->websocket;
 
     apr_thread_mutex_lock(xc->mutex);
     /* One connection gets at most a share of the workers, so that its slow
      * or stuck requests cannot starve the others; the rest waits until
      * some of its own finish. */
-    if (xc->n_processing < xc->set->max_processing
-        && transit_locked(x, H2_XS_QUEUED, "admitted")) {
+    if (xc->n_processing >= xc->set->max_processing) {
+        ok = 0;
+    }
+    else if (tunnel && xc->n_tunnels >= tunnels_max(xc->set)) {
+        ok = -1;
+    }
+    else if (transit_locked(x, H2_XS_QUEUED, "admitted")) {
         xc->n_processing++;
         xc->n_queued++;
+        if (tunnel) {
+            x->tunnel = 1;
+            xc->n_tunnels++;
+        }
         ok = 1;
     }
     apr_thread_mutex_unlock(xc->mutex);
@@ -354,6 +376,7 @@ int h2_x_c1_abort(h2_x *x)
         apr_thread_mutex_lock(xc->mutex);
         transit_locked(x, H2_XS_DONE, "taken back");
         xc->n_processing--;
+        xc->n_tunnels -= x->tunnel;
         unqueued_locked(xc, x);
         apr_thread_mutex_unlock(xc->mutex);
         return 0;
@@ -938,6 +961,7 @@ conn_rec *h2_x_worker_done(h2_x *x, conn_rec *c2)
     x->worker = NULL;
     x->worker_waits = 0;
     xc->n_processing--;
+    xc->n_tunnels -= x->tunnel;
     ready_locked(x, H2_WAKE_SOFT);
     if (xc->n_processing == 0 && xc->tearing_down && xc->done_cond) {
         apr_thread_cond_broadcast(xc->done_cond);

@@ -136,8 +136,10 @@ void h2_x_c1_destroy(h2_x *x);
 /* NEW -> PENDING: a worker is to run it; body may be kept from now on. */
 void h2_x_c1_pend(h2_x *x);
 
-/* PENDING -> QUEUED, if the connection is within its worker share; 0 if
- * not (the stream stays PENDING). Queue the admitted ones with
+/* PENDING -> QUEUED, if the connection is within its worker share: 1.
+ * Else the stream stays PENDING: 0 when the connection is at its share,
+ * -1 when the stream is a WebSocket and WebSockets hold their part of it
+ * (others may still be admitted). Queue the admitted ones with
  * h2_x_c1_schedule(). */
 int h2_x_c1_admit(h2_x *x);
 

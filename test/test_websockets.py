@@ -303,3 +303,37 @@ def test_client_reset_closes_the_backend_at_once(env, ws_on, how):
             c.pump(0.05)
         assert backend_closed() > closed_before
         assert c.get("/1k.txt").status == 200
+
+
+@pytest.fixture
+def ws_few_workers(env, backend):
+    yield from with_conf(env, "websockets", PROXY_CONF % backend + "H2WebSockets on\n"
+                         "H2MinWorkers 2\nH2MaxWorkers 8\n")
+
+
+def test_websockets_leave_workers_for_other_requests(env, ws_few_workers):
+    """An open WebSocket holds a worker. With H2MaxWorkers 8 a connection
+    runs 4 streams at once, at most 3 of them WebSockets: a 4th and 5th
+    wait for one to close, while the connection's other requests, and
+    other connections, are served at once."""
+    with H2Client.connect(env, "h2c") as c:
+        c.wait_settings()
+        socks = [WsStream(c, "/ws/few%d" % i) for i in range(5)]
+        answered = lambda: [ws for ws in socks if ws.resp.header_list is not None]
+        c.wait(lambda: len(answered()) >= 3, 10, "3 WebSockets open")
+        for _ in range(5):
+            c.pump(0.1)
+        assert answered() == socks[:3]
+        assert all(ws.resp.status == 200 for ws in socks[:3])
+        assert c.get("/1k.txt", timeout=5).status == 200
+        with H2Client.connect(env, "h2c") as other:
+            assert other.get("/1k.txt", timeout=5).status == 200
+        socks[0].close()
+        c.wait(lambda: len(answered()) == 4, 5, "a waiting WebSocket opened")
+        assert socks[3].resp.status == 200
+        socks[3].send_text("late")
+        assert socks[3].recv() == "late"
+        for ws in socks[1:4]:
+            ws.close()
+        c.wait(lambda: len(answered()) == 5, 5, "the last WebSocket opened")
+        socks[4].close()
