@@ -264,6 +264,18 @@ int h2_c2_is_websocket(conn_rec *c2)
     return ctx && ctx->req && ctx->req->head->websocket;
 }
 
+int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
+{
+    h2_c2_ctx *ctx = c2->master? c2_ctx(c2) : NULL;
+    if (!ctx || !ctx->req || !ctx->req->push_enabled || ctx->req->pushed_on
+        || !ctx->req->head->scheme || !ctx->req->head->authority) {
+        return 0;
+    }
+    *scheme = ctx->req->head->scheme;
+    *authority = ctx->req->head->authority;
+    return 1;
+}
+
 void h2_c2_discard(conn_rec *c2)
 {
     shell_put(c2_ctx(c2)->shell);

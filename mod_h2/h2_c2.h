@@ -41,6 +41,11 @@ void h2_c2_discard(conn_rec *c2);
 /* 1 when c2 serves a WebSocket opened by an extended CONNECT (worker). */
 int h2_c2_is_websocket(conn_rec *c2);
 
+/* 1 when the stream c2 serves may push (H2Push on for its connection,
+ * a client that takes pushes, not itself pushed); then *scheme and
+ * *authority are its request's (worker). */
+int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority);
+
 /* Set up request r of a WebSocket stream: its GET has no body (worker). */
 void h2_c2_ws_request(request_rec *r);
 

@@ -22,6 +22,7 @@
 
 #include "h2.h"
 #include "h2_config.h"
+#include "h2_push.h"
 
 extern module AP_MODULE_DECLARE_DATA http2_module;
 APLOG_USE_MODULE(http2);
@@ -89,6 +90,14 @@ void *h2_config_merge(apr_pool_t *p, void *basev, void *addv)
     else {
         n->early_hints = add->early_hints? add->early_hints : base->early_hints;
     }
+    n->push_priorities = add->push_priorities? add->push_priorities
+                                              : base->push_priorities;
+    if (base->push_resources && add->push_resources) {
+        n->push_resources = apr_array_append(p, base->push_resources, add->push_resources);
+    }
+    else {
+        n->push_resources = add->push_resources? add->push_resources : base->push_resources;
+    }
     return n;
 }
 
@@ -142,14 +151,27 @@ apr_int64_t h2_config_rget(request_rec *r, h2_conf_var var)
     return h2_config_sget(r->server, var);
 }
 
-apr_array_header_t *h2_config_early_hints(request_rec *r)
+/* The array at offset off of r's directory config if it has one, else
+ * of its server's. */
+static apr_array_header_t *dir_or_srv_array(request_rec *r, apr_size_t off)
 {
     h2_config *dconf = ap_get_module_config(r->per_dir_config, &http2_module);
     h2_config *sconf = ap_get_module_config(r->server->module_config, &http2_module);
-    if (dconf && dconf->early_hints) {
-        return dconf->early_hints;
+    apr_array_header_t *a = dconf? *(apr_array_header_t **)((char *)dconf + off) : NULL;
+    if (a) {
+        return a;
     }
-    return sconf? sconf->early_hints : NULL;
+    return sconf? *(apr_array_header_t **)((char *)sconf + off) : NULL;
+}
+
+apr_array_header_t *h2_config_early_hints(request_rec *r)
+{
+    return dir_or_srv_array(r, APR_OFFSETOF(h2_config, early_hints));
+}
+
+apr_array_header_t *h2_config_push_resources(request_rec *r)
+{
+    return dir_or_srv_array(r, APR_OFFSETOF(h2_config, push_resources));
 }
 
 void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
@@ -180,18 +202,6 @@ void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
     *pmin = minw;
     *pmax = maxw;
     *pidle_secs = (int)h2_config_sget(s, H2_CONF_MAX_WORKER_IDLE);
-}
-
-/* Features of mod_http2 that mod_h2 does not have yet: the directives are
- * accepted, so that configurations load, and say at start-up what "on"
- * does not do here. */
-static void warn_not_implemented(cmd_parms *cmd, h2_conf_var var)
-{
-    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, cmd->server, APLOGNO(21097)
-                 "%s on (%s:%d): server push is not implemented: no PUSH_PROMISE "
-                 "is sent (H2PushResource and preload links become 103 Early "
-                 "Hints with H2EarlyHints on)", var_defs[var].name,
-                 cmd->directive->filename, cmd->directive->line_num);
 }
 
 /* httpd's parser takes a word by its first letter ("soon" is 0 s): only
@@ -266,10 +276,6 @@ static const char *set_var(cmd_parms *cmd, void *dirconf, const char *arg)
     }
     }
     conf->v[var] = val;
-    if (val == 1 && var == H2_CONF_PUSH
-        && cmd->pool == cmd->server->process->pconf) {   /* not .htaccess */
-        warn_not_implemented(cmd, var);
-    }
     return NULL;
 }
 
@@ -286,15 +292,15 @@ static const char *set_early_hint(cmd_parms *cmd, void *dirconf,
     return NULL;
 }
 
-/* Push is a retired HTTP/2 feature browsers no longer use: mod_h2 never
- * pushes. A resource H2PushResource names is announced instead as a
- * preload Link in 103 Early Hints (when H2EarlyHints is on), which is
- * what browsers act on today. */
+/* A resource H2PushResource names is pushed (H2Push on, a client that
+ * takes pushes) and announced as a preload Link in 103 Early Hints (with
+ * H2EarlyHints on), which is what browsers act on today. */
 static const char *set_push_resource(cmd_parms *cmd, void *dirconf,
                                      const char *arg1, const char *arg2,
                                      const char *arg3)
 {
     const char *path = arg1;
+    h2_config *conf;
     if (!strcasecmp(arg1, "add")) {
         path = arg2;
         arg2 = arg3;
@@ -306,14 +312,101 @@ static const char *set_push_resource(cmd_parms *cmd, void *dirconf,
         return apr_pstrcat(cmd->pool, "H2PushResource: unknown option '", arg2,
                            "'", NULL);
     }
+    if (!h2_push_path_ok(path)) {
+        return apr_pstrcat(cmd->pool, "H2PushResource: '", path, "' is not a "
+                           "path of this server (/...)", NULL);
+    }
+    conf = cmd->path? dirconf
+        : ap_get_module_config(cmd->server->module_config, &http2_module);
+    if (!conf->push_resources) {
+        conf->push_resources = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    }
+    /* "!" marks a critical one: pushed ahead of the response */
+    APR_ARRAY_PUSH(conf->push_resources, const char *) =
+        apr_pstrcat(cmd->pool, arg2? "!" : "", path, NULL);
     return set_early_hint(cmd, dirconf, "Link",
                           apr_psprintf(cmd->pool, "<%s>; rel=preload", path));
 }
 
-static const char *accept_push_rule(cmd_parms *cmd, void *dirconf,
-                                    const char *arg)
+typedef struct {
+    const char *mime;       /* lowercase type/subtype, or "*" */
+    h2_push_dep dep;
+    int weight;
+} push_rule;
+
+static const char *set_push_priority(cmd_parms *cmd, void *dirconf,
+                                     const char *mime, const char *arg2,
+                                     const char *arg3)
 {
+    h2_config *conf = ap_get_module_config(cmd->server->module_config, &http2_module);
+    push_rule *rule;
+    const char *wtext = NULL;
+    char *end;
+    long w;
+
+    rule = apr_pcalloc(cmd->pool, sizeof(*rule));
+    rule->mime = apr_pstrdup(cmd->pool, mime);
+    ap_str_tolower((char *)rule->mime);
+    rule->dep = H2_PUSH_AFTER;
+    if (arg2 && !strcasecmp(arg2, "after")) wtext = arg3;
+    else if (arg2 && !strcasecmp(arg2, "before")) rule->dep = H2_PUSH_BEFORE, wtext = arg3;
+    else if (arg2 && !strcasecmp(arg2, "interleaved")) {
+        rule->dep = H2_PUSH_INTERLEAVED;
+        wtext = arg3;
+    }
+    else if (arg2 && arg3) {
+        return apr_pstrcat(cmd->pool, "H2PushPriority: '", arg2, "' is none of "
+                           "After, Before, Interleaved", NULL);
+    }
+    else wtext = arg2;      /* "mime weight" is an After rule */
+    rule->weight = (rule->dep == H2_PUSH_INTERLEAVED)? 256 : 16;
+    if (wtext) {
+        if (rule->dep == H2_PUSH_BEFORE) {
+            return "H2PushPriority: a Before rule takes no weight (it is the "
+                   "client stream's)";
+        }
+        w = strtol(wtext, &end, 10);
+        if (*end || w < 1 || w > (rule->dep == H2_PUSH_INTERLEAVED? 512 : 256)) {
+            return apr_pstrcat(cmd->pool, "H2PushPriority: weight '", wtext,
+                               "' is not a number in 1..256 (Interleaved: 1..512)",
+                               NULL);
+        }
+        rule->weight = (int)w;
+    }
+    if (!conf->push_priorities) {
+        conf->push_priorities = apr_array_make(cmd->pool, 4, sizeof(push_rule));
+    }
+    APR_ARRAY_PUSH(conf->push_priorities, push_rule) = *rule;
     return NULL;
+}
+
+void h2_config_push_priority(server_rec *s, const char *ctype, h2_push_dep *dep,
+                             int *weight)
+{
+    h2_config *conf = ap_get_module_config(s->module_config, &http2_module);
+    const push_rule *rules, *any = NULL, *hit = NULL;
+    apr_size_t len = 0;
+    int i, n;
+
+    *dep = H2_PUSH_AFTER;
+    *weight = 16;
+    if (!conf || !conf->push_priorities) {
+        return;
+    }
+    if (ctype) {
+        len = strcspn(ctype, "; \t");
+    }
+    rules = (const push_rule *)conf->push_priorities->elts;
+    n = conf->push_priorities->nelts;
+    for (i = 0; i < n && !hit; ++i) {
+        if (!strcmp(rules[i].mime, "*")) any = any? any : &rules[i];
+        else if (ctype && strlen(rules[i].mime) == len
+                 && !strncasecmp(rules[i].mime, ctype, len)) hit = &rules[i];
+    }
+    if ((hit = hit? hit : any) != NULL) {
+        *dep = hit->dep;
+        *weight = hit->weight;
+    }
 }
 
 /* Directives mod_http2 retired: accepted, so that old configurations still
@@ -339,9 +432,11 @@ const command_rec h2_cmds[] = {
     AP_INIT_TAKE2("H2EarlyHint", set_early_hint, NULL, H2_OVR_SRV_DIR,
                   "add a response header to 103 Early Hints"),
     AP_INIT_TAKE123("H2PushResource", set_push_resource, NULL, H2_OVR_SRV_DIR,
-                    "announce a resource as preload Link in 103 Early Hints"),
-    AP_INIT_RAW_ARGS("H2PushPriority", accept_push_rule, NULL, H2_OVR_SRV,
-                     "accepted for compatibility; mod_h2 never pushes"),
+                    "push a resource with the responses of a location and "
+                    "announce it in 103 Early Hints"),
+    AP_INIT_TAKE123("H2PushPriority", set_push_priority, NULL, H2_OVR_SRV,
+                    "priority of pushed responses by content type: mime-type "
+                    "[After, Before or Interleaved] [weight]"),
     AP_INIT_TAKE1("H2SessionExtraFiles", set_obsolete, NULL, RSRC_CONF,
                   "obsolete, no effect"),
     AP_INIT_TAKE1(NULL, NULL, NULL, 0, NULL)

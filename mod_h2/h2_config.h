@@ -66,7 +66,7 @@
     X(COPY_FILES, "H2CopyFiles", FLAG, 0, 0, 1, SRV_DIR, \
       "copy file data instead of passing file handles") \
     X(PUSH, "H2Push", FLAG, 1, 0, 1, SRV_DIR, \
-      "server push (accepted for compatibility; mod_h2 never pushes)") \
+      "server push of the resources a response's preload links name") \
     X(EARLY_HINTS, "H2EarlyHints", FLAG, 0, 0, 1, SRV, \
       "send 103 Early Hints") \
     X(PROXY_REQUESTS, "H2ProxyRequests", FLAG, 0, 0, 1, SRV, \
@@ -76,7 +76,7 @@
     X(SERIALIZE_HEADERS, "H2SerializeHeaders", FLAG, 0, 0, 1, SRV, \
       "obsolete, accepted and ignored") \
     X(PUSH_DIARY_SIZE, "H2PushDiarySize", NUM, 256, 0, 0x7fffffff, SRV, \
-      "accepted for compatibility; mod_h2 never pushes")
+      "pushed resources remembered per connection, not to push them twice")
 
 #define H2_CONF_ENUM(id, ...) H2_CONF_##id,
 typedef enum {
@@ -91,6 +91,8 @@ typedef enum {
 typedef struct h2_config {
     apr_int64_t v[H2_CONF_COUNT];
     apr_array_header_t *early_hints;   /* H2EarlyHint name value pairs */
+    apr_array_header_t *push_resources;/* H2PushResource paths */
+    apr_array_header_t *push_priorities;  /* H2PushPriority rules */
     const h2_read_timeouts *read_timeouts;  /* servers only, post_config */
 } h2_config;
 
@@ -118,5 +120,19 @@ void h2_config_set_read_timeouts(server_rec *s, const h2_read_timeouts *rt);
 
 /* Early hints configured for a request (array of name, value pairs). */
 apr_array_header_t *h2_config_early_hints(request_rec *r);
+
+/* How a pushed stream is placed against the stream it was promised on
+ * (H2PushPriority). */
+typedef enum { H2_PUSH_AFTER, H2_PUSH_BEFORE, H2_PUSH_INTERLEAVED } h2_push_dep;
+
+/* The H2PushPriority rule of server s for a pushed response of content
+ * type ctype (NULL: none): its dependency and weight ("* After 16" when
+ * no rule matches). */
+void h2_config_push_priority(server_rec *s, const char *ctype, h2_push_dep *dep,
+                             int *weight);
+
+/* Paths H2PushResource names for a request (array of const char *;
+ * a path marked critical starts with "!"). */
+apr_array_header_t *h2_config_push_resources(request_rec *r);
 
 #endif

@@ -32,6 +32,7 @@ typedef enum {
     H2_HC_TRAILERS,  /* serialized trailer fields */
     H2_HC_EOS,       /* end of response body */
     H2_HC_RESET,     /* abort the stream with error code in status */
+    H2_HC_PUSH,      /* paths to push ("path" fields), before the HEADERS */
 } h2_hchunk_type;
 
 #define H2_HCHUNK_SIZE (16 * 1024)

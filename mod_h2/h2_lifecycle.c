@@ -19,18 +19,22 @@
 
 #define X (-1)   /* no such transition */
 
-/* RFC 9113 figure 2, server side, without push. RESET and CLOSED come
- * from nghttp2's close callback (or an RST_STREAM) in any state before
- * PURGED; a closed stream stays closed. */
+/* RFC 9113 figure 2, server side. RESET and CLOSED come from nghttp2's
+ * close callback (or an RST_STREAM) in any state before PURGED; a closed
+ * stream stays closed. A pushed stream is promised (reserved (local)), and
+ * its response head makes it half-closed (remote): it has no request body. */
+#define R H2_SS_RESERVED_LOCAL
 const signed char h2_stream_table[H2_SS_COUNT][H2_SSEV_COUNT] = {
-    /*                     HEADERS_IN   EOS_IN               EOS_OUT              RESET         CLOSED        PURGE */
-    [H2_SS_IDLE]         = { H2_SS_OPEN, X,                   X,                   H2_SS_CLOSED, H2_SS_CLOSED, X },
-    [H2_SS_OPEN]         = { X,          H2_SS_CLOSED_REMOTE, H2_SS_CLOSED_LOCAL,  H2_SS_CLOSED, H2_SS_CLOSED, X },
-    [H2_SS_CLOSED_REMOTE]= { X,          X,                   H2_SS_CLOSED,        H2_SS_CLOSED, H2_SS_CLOSED, X },
-    [H2_SS_CLOSED_LOCAL] = { X,          H2_SS_CLOSED,        X,                   H2_SS_CLOSED, H2_SS_CLOSED, X },
-    [H2_SS_CLOSED]       = { X,          X,                   X,                   H2_SS_CLOSED, H2_SS_CLOSED, H2_SS_PURGED },
-    [H2_SS_PURGED]       = { X,          X,                   X,                   X,            X,            X },
+    /*                     HEADERS_IN   EOS_IN               EOS_OUT              RESET         CLOSED        PURGE         PROMISED HEADERS_OUT */
+    [H2_SS_IDLE]         = { H2_SS_OPEN, X,                   X,                   H2_SS_CLOSED, H2_SS_CLOSED, X,            R,       X },
+    [R]                  = { X,          X,                   X,                   H2_SS_CLOSED, H2_SS_CLOSED, X,            X,       H2_SS_CLOSED_REMOTE },
+    [H2_SS_OPEN]         = { X,          H2_SS_CLOSED_REMOTE, H2_SS_CLOSED_LOCAL,  H2_SS_CLOSED, H2_SS_CLOSED, X,            X,       X },
+    [H2_SS_CLOSED_REMOTE]= { X,          X,                   H2_SS_CLOSED,        H2_SS_CLOSED, H2_SS_CLOSED, X,            X,       X },
+    [H2_SS_CLOSED_LOCAL] = { X,          H2_SS_CLOSED,        X,                   H2_SS_CLOSED, H2_SS_CLOSED, X,            X,       X },
+    [H2_SS_CLOSED]       = { X,          X,                   X,                   H2_SS_CLOSED, H2_SS_CLOSED, H2_SS_PURGED, X,       X },
+    [H2_SS_PURGED]       = { X,          X,                   X,                   X,            X,            X,            X,       X },
 };
+#undef R
 
 /* A session drains once a GOAWAY went either way, and is done when the
  * client leaves, fails or times out, or the drain ends. Events after DONE
@@ -50,7 +54,8 @@ const signed char h2_session_table[H2_SESS_COUNT][H2_SEV_COUNT] = {
 const char *h2_stream_state_str(h2_stream_state state)
 {
     static const char *names[H2_SS_COUNT] = {
-        "IDLE", "OPEN", "HALF_CLOSED_REMOTE", "HALF_CLOSED_LOCAL", "CLOSED", "PURGED"
+        "IDLE", "RESERVED_LOCAL", "OPEN", "HALF_CLOSED_REMOTE", "HALF_CLOSED_LOCAL",
+        "CLOSED", "PURGED"
     };
     return (unsigned)state < H2_SS_COUNT? names[state] : "?";
 }
@@ -58,7 +63,8 @@ const char *h2_stream_state_str(h2_stream_state state)
 const char *h2_stream_event_str(h2_stream_event ev)
 {
     static const char *names[H2_SSEV_COUNT] = {
-        "HEADERS_IN", "EOS_IN", "EOS_OUT", "RESET", "CLOSED", "PURGE"
+        "HEADERS_IN", "EOS_IN", "EOS_OUT", "RESET", "CLOSED", "PURGE", "PROMISED",
+        "HEADERS_OUT"
     };
     return (unsigned)ev < H2_SSEV_COUNT? names[ev] : "?";
 }

@@ -21,11 +21,12 @@
  * an invalid one (a warning with "invalid transition", which fails tests). */
 
 /* RFC 9113 section 5.1, the states a stream passes through on a server
- * ("reserved" are absent: mod_h2 does not push), and one of ours after
- * "closed": PURGED, the stream is let go and freed at the end of the round
- * (once no worker has it). */
+ * ("reserved (remote)" is absent: clients do not push), and one of ours
+ * after "closed": PURGED, the stream is let go and freed at the end of
+ * the round (once no worker has it). */
 typedef enum {
     H2_SS_IDLE,
+    H2_SS_RESERVED_LOCAL,  /* reserved (local): promised by a PUSH_PROMISE */
     H2_SS_OPEN,
     H2_SS_CLOSED_REMOTE,   /* half-closed (remote): request complete */
     H2_SS_CLOSED_LOCAL,    /* half-closed (local): response complete */
@@ -41,6 +42,8 @@ typedef enum {
     H2_SSEV_RESET,         /* RST_STREAM sent or received, nghttp2 closed it */
     H2_SSEV_CLOSED,        /* nghttp2 closed it without error */
     H2_SSEV_PURGE,         /* we let it go */
+    H2_SSEV_PROMISED,      /* PUSH_PROMISE sent for it */
+    H2_SSEV_HEADERS_OUT,   /* response headers sent on a promised stream */
     H2_SSEV_COUNT
 } h2_stream_event;
 

@@ -66,7 +66,7 @@ static void setup_env(request_rec *r, const h2_x_req *xr)
      * being its id when the session started (the event MPM renumbers a
      * connection that comes back on another thread); the stream id is
      * its tail */
-    char *buf = apr_palloc(r->pool, 64), *end = buf + 63, *sid, *conn, *tag;
+    char *buf = apr_palloc(r->pool, 80), *end = buf + 63, *sid, *conn, *tag;
     /* the usual case is an empty table: nothing to replace, so adding
      * spares the key lookups */
     void (*put)(apr_table_t *, const char *, const char *) =
@@ -78,10 +78,12 @@ static void setup_env(request_rec *r, const h2_x_req *xr)
     tag = digits_before(conn - 1, (unsigned long)getpid());
     sid[-1] = conn[-1] = '-';
     put(e, "HTTP2", "on");
-    put(e, "H2PUSH", "off");
-    put(e, "H2_PUSH", "off");
-    put(e, "H2_PUSHED", "");
-    put(e, "H2_PUSHED_ON", "");
+    put(e, "H2PUSH", xr->push_enabled? "on" : "off");
+    put(e, "H2_PUSH", xr->push_enabled? "on" : "off");
+    put(e, "H2_PUSHED", xr->pushed_on? "PUSHED" : "");
+    buf[79] = 0;
+    put(e, "H2_PUSHED_ON", xr->pushed_on?
+        digits_before(buf + 79, (unsigned long)xr->pushed_on) : "");
     put(e, "H2_STREAM_ID", sid);
     put(e, "H2_STREAM_TAG", tag);
     if (xr->head->orig_host) {

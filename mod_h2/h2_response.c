@@ -25,6 +25,8 @@
 #include "h2_headers_check.h"
 #include "h2_response.h"
 #include "h2_c2.h"
+#include "h2_config.h"
+#include "h2_push.h"
 
 APLOG_USE_MODULE(http2);
 
@@ -161,6 +163,57 @@ static apr_table_t *response_fields(request_rec *r)
     return h;
 }
 
+typedef struct {
+    apr_pool_t *p;
+    const char *scheme, *authority;
+    apr_array_header_t *paths;
+} link_ctx;
+
+static int link_field(void *ctx, const char *key, const char *value)
+{
+    link_ctx *lc = ctx;
+    h2_push_links(lc->p, value, lc->scheme, lc->authority, lc->paths);
+    return 1;
+}
+
+/* Server push: the paths a 2xx response's preload links and the
+ * H2PushResource of its location name go to the connection thread ahead
+ * of the head, which promises those the client has not been pushed. */
+static void push_paths(ap_filter_t *f, request_rec *r, apr_table_t *fields,
+                       apr_bucket_brigade *bb)
+{
+    apr_array_header_t *res;
+    link_ctx lc;
+    apr_table_t *t;
+    int i;
+
+    if (!h2_c2_may_push(f->c, &lc.scheme, &lc.authority)
+        || h2_config_rget(r, H2_CONF_PUSH) != 1) {
+        return;
+    }
+    res = h2_config_push_resources(r);
+    if (!res && !apr_table_get(fields, "Link")) {
+        return;
+    }
+    lc.p = r->pool;
+    lc.paths = apr_array_make(r->pool, 4, sizeof(const char *));
+    if (res) {
+        apr_array_cat(lc.paths, res);
+    }
+    apr_table_do(link_field, &lc, fields, "Link", NULL);
+    if (lc.paths->nelts == 0) {
+        return;
+    }
+    t = apr_table_make(r->pool, lc.paths->nelts);
+    for (i = 0; i < lc.paths->nelts; ++i) {
+        const char *path = APR_ARRAY_IDX(lc.paths, i, const char *);
+        /* H2PushResource ... critical: to be sent ahead of this response */
+        apr_table_addn(t, path[0] == '!'? "critical" : "path", path + (path[0] == '!'));
+    }
+    APR_BRIGADE_INSERT_HEAD(bb, h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_PUSH,
+                                                      0, t));
+}
+
 /* The status sent for a final head of status < 200. */
 static int final_status(ap_filter_t *f, request_rec *r, int status)
 {
@@ -235,6 +288,9 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         b = h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_HEADERS, status, fields);
         APR_BRIGADE_INSERT_HEAD(bb, b);
+        if (status >= 200 && status < 300) {
+            push_paths(f, r, fields, bb);
+        }
         ctx->head_sent = 1;
         r->sent_bodyct = 1;
         ctx->body_allowed = !r->header_only && status != HTTP_NO_CONTENT

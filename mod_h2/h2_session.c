@@ -101,6 +101,9 @@ void h2_session_schedule_later(h2_session *s, h2_stream *stream)
     xr->head = &stream->req;
     xr->has_body = stream->has_body_in;
     xr->refuse_status = stream->refuse_status;
+    xr->pushed_on = stream->pushed_on;
+    xr->push_enabled = s->push_on
+        && nghttp2_session_get_remote_settings(s->ngh, NGHTTP2_SETTINGS_ENABLE_PUSH);
     h2_x_c1_pend(stream->x);
     h2_status_c1_stream_start(s->srow, stream->id, stream->req.method, stream->req.path);
     stream->status_counted = 1;
@@ -201,6 +204,7 @@ static void read_config(h2_session *s)
     s->window_size = (int)h2_config_sget(s->s, H2_CONF_WIN_SIZE);
     s->max_data_frame_len = (int)h2_config_sget(s->s, H2_CONF_MAX_DATA_FRAME_LEN);
     s->padding_bits = (int)h2_config_sget(s->s, H2_CONF_PADDING);
+    s->push_on = (h2_config_sget(s->s, H2_CONF_PUSH) == 1);
     s->timeout = s->s->timeout;
     s->keepalive_timeout = s->s->keep_alive_timeout;
     s->read_timeouts = h2_config_read_timeouts(s->s);

@@ -92,6 +92,8 @@ struct h2_session {
     unsigned int closed_ring_next;
     h2_abuse abuse;                 /* flood and rate budgets */
     int window_waiters;             /* streams with window_deferred */
+    int push_on;                    /* H2Push of the connection's server */
+    struct h2_push_diary *push_diary;  /* made at the first push */
 
     /* idle registry (h2_c1_idle.c), under its lock */
     struct h2_session *idle_prev, *idle_next;

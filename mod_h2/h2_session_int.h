@@ -71,6 +71,14 @@ void h2_session_unlink(h2_session *s, h2_stream *stream);
  * h2_session_dispatch(). */
 void h2_session_schedule_later(h2_session *s, h2_stream *stream);
 
+/* Promise the paths of PUSH chunk c on client stream origin (before its
+ * response head) and start the pushed requests (h2_session_push.c). */
+void h2_session_push(h2_session *s, h2_stream *origin, const h2_hchunk *c);
+
+/* Place pushed stream ps, whose response head c goes out now, against the
+ * stream it was promised on (H2PushPriority, critical H2PushResource). */
+void h2_session_push_prioritize(h2_session *s, h2_stream *ps, const h2_hchunk *c);
+
 /* The stream is closed and no worker has it: free it after this round. */
 void h2_session_purge_later(h2_session *s, h2_stream *stream);
 

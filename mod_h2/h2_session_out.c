@@ -377,6 +377,10 @@ static void submit_response(h2_session *s, h2_stream *stream, h2_hchunk *c,
     else {
         prd.source.ptr = stream;
         prd.read_callback = data_read;
+        if (stream->state == H2_SS_RESERVED_LOCAL) {
+            h2_stream_transit(stream, H2_SSEV_HEADERS_OUT);
+            h2_session_push_prioritize(s, stream, c);
+        }
         rv = nghttp2_submit_response(s->ngh, stream->id, nv, nvlen,
                                      with_body? &prd : NULL);
         stream->response_submitted = 1;
@@ -412,6 +416,10 @@ static void process_output(h2_session *s, h2_stream *stream)
             }
             continue;
         }
+        case H2_HC_PUSH:
+            h2_session_push(s, stream, c);
+            h2_x_c1_sent_chunk(s->xc, h2_hqueue_pop(h2_x_c1_out(stream->x)));
+            continue;
         case H2_HC_RESET:
             h2_session_fail(s, stream->id, (uint32_t)c->status,
                             "the response broke or never came");

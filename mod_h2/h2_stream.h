@@ -51,6 +51,8 @@ struct h2_stream {
     apr_off_t in_dropped;          /* body bytes nobody wanted */
     h2_stream *next_new;           /* ready to be scheduled */
     int on_new;                    /* in the session's list of those */
+    int pushed_on;                 /* promised on this client stream, or 0 */
+    int push_critical;             /*   as a critical H2PushResource */
     h2_stream *prev_all, *next_all;
 };
 

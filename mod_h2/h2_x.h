@@ -83,6 +83,9 @@ typedef struct h2_x_req {
     const h2_req_head *head;        /* validated request head */
     int has_body;
     int refuse_status;              /* >0: answer with it (over a limit) */
+    int push_enabled;               /* H2Push on and the client takes pushes */
+    int pushed_on;                  /* a pushed request: the stream it was
+                                     * promised on; else 0 */
 } h2_x_req;
 
 /* A stream's hand-off between the threads, one table in h2_x.c:

@@ -22,7 +22,7 @@ SRC = os.path.join(TOP, "mod_h2")
 
 WORKER_FILES = ["h2_c2.c", "h2_request.c", "h2_response.c"]
 C1_FILES = ["h2_session.c", "h2_session_cb.c", "h2_session_out.c", "h2_session_loop.c",
-            "h2_session_fail.c", "h2_upgrade.c", "h2_stream.c", "h2_c1.c", "h2_c1_io.c",
+            "h2_session_fail.c", "h2_session_push.c", "h2_upgrade.c", "h2_stream.c", "h2_c1.c", "h2_c1_io.c",
             "h2_c1_idle.c", "h2_protocol.c"]
 EITHER = set()
 CALL = re.compile(r"\b(h2_\w+)\s*\(")

@@ -189,6 +189,8 @@ class H2Client:
         self.closed = False                # socket EOF / reset seen
         self.closed_at = None
         self.pings = []
+        self.pushes = []            # (parent id, promised id, request fields)
+        self.data_order = []        # stream id of each DATA frame, in order
         self.conn.initiate_connection()
         if window > 65535:
             self.conn.update_settings({
@@ -300,6 +302,7 @@ class H2Client:
         elif isinstance(ev, h2.events.TrailersReceived):
             self._resp(ev.stream_id).trailers = list(ev.headers)
         elif isinstance(ev, h2.events.DataReceived):
+            self.data_order.append(ev.stream_id)
             r = self._resp(ev.stream_id)
             r.body_len += len(ev.data)
             r.data_frames.append((len(ev.data), ev.flow_controlled_length))
@@ -323,6 +326,12 @@ class H2Client:
             self.goaway = ev
         elif isinstance(ev, h2.events.PingAckReceived):
             self.pings.append(ev.ping_data)
+        elif isinstance(ev, h2.events.PushedStreamReceived):
+            self.pushes.append((ev.parent_stream_id, ev.pushed_stream_id,
+                                dict((k.decode() if isinstance(k, bytes) else k,
+                                      v.decode() if isinstance(v, bytes) else v)
+                                     for k, v in ev.headers)))
+            self._resp(ev.pushed_stream_id)
 
     def wait(self, predicate, timeout=20, what="condition"):
         deadline = time.monotonic() + timeout
@@ -508,6 +517,20 @@ def with_conf(env, name, text, where="server", value=None):
         env.reload()
 
 
+def with_vhost_conf(env, name, text):
+    """For fixtures: text in both virtual hosts (h2c and TLS), reloaded;
+    taken away again afterwards."""
+    for where in ("http", "https"):
+        env.add_conf(name, text(where) if callable(text) else text, where)
+    try:
+        env.reload()
+        yield
+    finally:
+        for where in ("http", "https"):
+            remove_conf(env, name, where)
+        env.reload()
+
+
 def module_conf(env, optfn_module, location, handler):
     """For fixtures: the test module loaded, a location handled by it."""
     return with_conf(env, handler, """\
@@ -518,15 +541,19 @@ LoadModule h2_optfn_test_module %s
 """ % (optfn_module, location, handler))
 
 
-# mod_proxy as a forward proxy for loopback clients (with H2ProxyRequests
-# on, also for HTTP/2 requests)
-FORWARD_PROXY_CONF = """\
+# mod_proxy and mod_proxy_http, loaded unless they are
+PROXY_MODULES_CONF = """\
 <IfModule !proxy_module>
 LoadModule proxy_module /usr/lib/apache2/modules/mod_proxy.so
 </IfModule>
 <IfModule !proxy_http_module>
 LoadModule proxy_http_module /usr/lib/apache2/modules/mod_proxy_http.so
 </IfModule>
+"""
+
+# mod_proxy as a forward proxy for loopback clients (with H2ProxyRequests
+# on, also for HTTP/2 requests)
+FORWARD_PROXY_CONF = PROXY_MODULES_CONF + """\
 ProxyRequests On
 <Proxy "*">
     Require ip 127.0.0.1

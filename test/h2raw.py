@@ -196,6 +196,7 @@ class RawConn:
         self.rst = {}              # stream id -> error code
         self.rst_codes = []        # every RST_STREAM code, in order
         self.headers = {}          # stream id -> [header lists]
+        self.promises = []         # (stream id, promised id, request fields)
         self.data = {}             # stream id -> bytes received
         self.ended = set()
         self.frames_in = {}        # type -> count
@@ -306,20 +307,28 @@ class RawConn:
             code = struct.unpack(">I", payload[:4])[0]
             self.rst[sid] = code
             self.rst_codes.append(code)
-        elif ftype in (HEADERS, CONTINUATION):
-            if ftype == HEADERS:
+        elif ftype in (HEADERS, CONTINUATION, PUSH_PROMISE):
+            promised = None
+            if ftype in (HEADERS, PUSH_PROMISE):
                 if flags & PADDED:
                     payload = payload[1:len(payload) - payload[0]]
-                if flags & PRIORITY_FLAG:
+                if ftype == PUSH_PROMISE:
+                    promised = struct.unpack(">I", payload[:4])[0] & 0x7fffffff
+                    payload = payload[4:]
+                elif flags & PRIORITY_FLAG:
                     payload = payload[5:]
-                self._hblock = (sid, bytearray(), flags & END_STREAM)
+                self._hblock = (sid, bytearray(), flags & END_STREAM, promised)
             self._hblock[1].extend(payload)
             if flags & END_HEADERS:
-                hsid, block, es = self._hblock
+                hsid, block, es, promised = self._hblock
                 self._hblock = None
-                hdrs = self.decoder.decode(bytes(block), raw=True)
-                self.headers.setdefault(hsid, []).append(
-                    [(k.decode("latin-1"), v.decode("latin-1")) for k, v in hdrs])
+                # decoded in any case: HPACK's table is the connection's
+                hdrs = [(k.decode("latin-1"), v.decode("latin-1"))
+                        for k, v in self.decoder.decode(bytes(block), raw=True)]
+                if promised is not None:
+                    self.promises.append((hsid, promised, hdrs))
+                else:
+                    self.headers.setdefault(hsid, []).append(hdrs)
                 if es:
                     self.ended.add(hsid)
         elif ftype == DATA:

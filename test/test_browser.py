@@ -18,7 +18,7 @@ import urllib.request
 
 import pytest
 
-from h2client import remove_conf, ws_echo_server
+from h2client import PROXY_MODULES_CONF, remove_conf, ws_echo_server
 
 pytestmark = pytest.mark.h2
 
@@ -222,16 +222,8 @@ def test_chromium_gets_http11_from_http11_first_vhost(env, browser):
 
 WS_PORT_OFFSET = 65          # base + 65: the WebSocket backend of this file
 
-WS_CONF = """\
-<IfModule !proxy_module>
-LoadModule proxy_module /usr/lib/apache2/modules/mod_proxy.so
-</IfModule>
-<IfModule !proxy_http_module>
-LoadModule proxy_http_module /usr/lib/apache2/modules/mod_proxy_http.so
-</IfModule>
-ProxyPass /ws/ ws://127.0.0.1:%d/ upgrade=websocket
-H2WebSockets on
-"""
+WS_CONF = PROXY_MODULES_CONF.replace("%", "%%") + \
+    "ProxyPass /ws/ ws://127.0.0.1:%d/ upgrade=websocket\nH2WebSockets on\n"
 
 
 def test_chromium_opens_websocket_over_its_h2_connection(env, browser):

@@ -7,17 +7,16 @@ observes inside the place and, where there is an outside, outside it.
 The places: "server" is the main server (conf.d); "vhost" is the h2c
 virtual host (the TLS one is "outside"), or the TLS one for directives
 about TLS (which has no TLS neighbour on its port to be the outside); "directory" is <Directory htdocs/ctx>; ".htaccess" is
-htdocs/ctx/.htaccess under AllowOverride FileInfo. Push is not
-implemented yet (its directives load in every context,
-test_directives.py); H2SerializeHeaders is obsolete and has no
+htdocs/ctx/.htaccess under AllowOverride FileInfo. H2SerializeHeaders is obsolete and has no
 effect to observe; H2StreamMaxMemSize's effect is a memory bound
 (test_abuse_memory.py). H2OutputBuffering decides whether a handler's
 write that is not flushed goes out before a frame's worth has gathered;
 httpd flushes whenever a CGI or a proxied backend pauses, so a client
 sees no difference with those handlers (test_output.py checks that
-output flows with it off). H2ProxyRequests and H2WebSockets have their
-own files (test_forward_proxy.py, test_websockets.py) and their two
-contexts here."""
+output flows with it off). H2ProxyRequests, H2WebSockets and push have
+their own files (test_forward_proxy.py, test_websockets.py,
+test_push.py) and their contexts here; H2PushPriority (server, vhost)
+is shown in test_push.py."""
 
 import os
 import re
@@ -177,6 +176,26 @@ def probe_forwarded(env, how, path):
     return r.headers.get("x-origin") == "yes"
 
 
+def promises(env, how, path, times=1):
+    """How many PUSH_PROMISEs `times` GETs of path on one connection get
+    (every response there links /ctx-push.css for preload)."""
+    with RawConn(env, how) as c:
+        for i in range(times):
+            sid = 1 + 2 * i
+            c.send(headers_frame(sid, request_block(c, path)))
+            c.wait(lambda: c.stream_done(sid), 10)
+        c.wait(lambda: all(c.stream_done(p) for _, p, _ in c.promises), 10)
+        return len(c.promises)
+
+
+def probe_pushed(env, how, path):
+    return promises(env, how, path) > 0
+
+
+def probe_pushed_twice(env, how, path):
+    return promises(env, how, path, times=2) == 2
+
+
 def auto_h2(env):
     if env.module != "ours":
         pytest.skip("stock adds no HTTP/2 lines to ?auto")
@@ -220,7 +239,13 @@ CASES = {
     "H2MaxWorkers 7": (("server",), probe_workers_all_started, "h2c", False, True),
     "H2ProxyRequests on": (("server", "vhost"), probe_forwarded, "h2c", False, True),
     "H2WebSockets on": (("server", "vhost"), probe_connect_protocol, "h2c", None, 1),
+    "H2Push off": (("server", "vhost", "directory", ".htaccess"), probe_pushed, "h2c",
+                   True, False),
+    "H2PushDiarySize 0": (("server", "vhost"), probe_pushed_twice, "h2c", False, True),
 }
+
+# For the push cases: every response links a stylesheet for preload.
+PUSH_BASE = 'Header always add Link "</ctx-push.css>; rel=preload"\n'
 
 # For the early hints cases: 103s are on everywhere, with one hint set
 # server wide (which "H2EarlyHints off" then switches off where it is).
@@ -264,6 +289,8 @@ def configure(env, docroot, text, ctx):
             base = BASE
     elif "H2EarlyHint " in text or "H2PushResource" in text:
         base = "H2EarlyHints on\n"
+    if text.startswith(("H2Push ", "H2PushDiarySize")):
+        base = PUSH_BASE
     if "H2ProxyRequests" in text:
         base = FORWARD_PROXY_CONF
         # with their ports in ServerName, the vhosts take absolute targets

@@ -92,26 +92,6 @@ def test_max_worker_idle_seconds_0_is_accepted(env, worker_idle_0):
         assert [r.status for r in rs] == [200] * 5
 
 
-NOT_IMPLEMENTED = "H2Push on\n"
-
-
-@pytest.fixture
-def not_implemented(env):
-    if env.module != "ours":
-        pytest.skip("stock has these features")
-    yield from with_conf(env, "directives-missing", NOT_IMPLEMENTED)
-
-
-def test_features_not_implemented_say_so_at_start(env, not_implemented):
-    """H2Push "on" loads (configurations
-    written for mod_http2 keep working) and each says in the log what it
-    does not do here."""
-    text = env.sandbox.log_since(env.log_checked)
-    for name, what in (("H2Push", "server push is not implemented"),):
-        lines = [l for l in text.splitlines() if ":warn]" in l and name + " on" in l]
-        assert lines and what in lines[-1], (name, text[-2000:])
-
-
 SLOW_READER = "#!/bin/sh\nn=$(cat | wc -c)\nprintf 'Content-Type: text/plain\\r\\n\\r\\n%s\\n' \"$n\"\n"
 
 

@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from h2client import FORWARD_PROXY_CONF as PROXY_MODULES
-from h2client import H2Client, origin_server, remove_conf, with_conf
+from h2client import H2Client, origin_server, remove_conf, with_conf, with_vhost_conf
 
 pytestmark = pytest.mark.h2
 
@@ -72,13 +72,12 @@ def proxy_on_named(env, origin):
     """H2ProxyRequests on, and the virtual hosts named with their ports:
     httpd takes an absolute target for itself only when its host and port
     match a ServerName (ap_matches_request_vhost), for HTTP/1.1 alike."""
-    for where, port in (("http", env.http_port), ("https", env.https_port)):
-        env.add_conf("fwd-name", "ServerName %s:%d\n" % (env.domain, port), where)
+    env.add_conf("fwd-proxy", PROXY_MODULES + "H2ProxyRequests on\n")
     try:
-        yield from with_conf(env, "fwd-proxy", PROXY_MODULES + "H2ProxyRequests on\n")
+        yield from with_vhost_conf(env, "fwd-name", lambda where: "ServerName %s:%d\n" % (
+            env.domain, env.http_port if where == "http" else env.https_port))
     finally:
-        for where in ("http", "https"):
-            remove_conf(env, "fwd-name", where)
+        remove_conf(env, "fwd-proxy", "server")
         env.reload()
 
 

@@ -17,7 +17,7 @@ import wsproto
 import wsproto.connection
 import wsproto.events
 
-from h2client import H2Client, with_conf, ws_echo_server
+from h2client import PROXY_MODULES_CONF, H2Client, with_conf, ws_echo_server
 from h2raw import (PROTOCOL_ERROR, RawConn, cpu_seconds, headers_frame, hp_block,
                    httpd_children)
 
@@ -26,15 +26,8 @@ pytestmark = pytest.mark.h2
 BACKEND_PORT_OFFSET = 64     # base + 64: the WebSocket backend
 ENABLE_CONNECT_PROTOCOL = 0x8
 
-PROXY_CONF = """\
-<IfModule !proxy_module>
-LoadModule proxy_module /usr/lib/apache2/modules/mod_proxy.so
-</IfModule>
-<IfModule !proxy_http_module>
-LoadModule proxy_http_module /usr/lib/apache2/modules/mod_proxy_http.so
-</IfModule>
-ProxyPass /ws/ ws://127.0.0.1:%d/ upgrade=websocket
-"""
+PROXY_CONF = PROXY_MODULES_CONF.replace("%", "%%") + \
+    "ProxyPass /ws/ ws://127.0.0.1:%d/ upgrade=websocket\n"
 
 
 @pytest.fixture(scope="module")
@@ -158,17 +151,24 @@ def test_settings_do_not_announce_extended_connect_by_default(env, ws_off, how):
     assert ENABLE_CONNECT_PROTOCOL not in settings
 
 
+def open_echo(c, path):
+    """A WebSocket to the echo backend at path: 200 without handshake or
+    connection fields, and the backend saw the GET with Upgrade."""
+    c.wait_settings()
+    ws = WsStream(c, path)
+    r = ws.wait_response()
+    assert r.status == 200, r
+    assert "sec-websocket-accept" not in r.headers
+    assert "upgrade" not in r.headers and "connection" not in r.headers
+    ws.send_text("whoami")
+    assert ws.recv() == "path=/echo upgrade=websocket version=13 key=24"
+    return ws, r
+
+
 @pytest.mark.parametrize("how", ["h2c", "h2"])
 def test_websocket_echoes_through_mod_proxy_http(env, ws_on, how):
     with H2Client.connect(env, how) as c:
-        c.wait_settings()
-        ws = WsStream(c, "/ws/echo")
-        r = ws.wait_response()
-        assert r.status == 200, r
-        assert "sec-websocket-accept" not in r.headers
-        assert "upgrade" not in r.headers and "connection" not in r.headers
-        ws.send_text("whoami")
-        assert ws.recv() == "path=/echo upgrade=websocket version=13 key=24"
+        ws, r = open_echo(c, "/ws/echo")
         for i in range(20):
             ws.send_text("message %d " % i + "x" * (i * 1000))
             assert ws.recv() == "message %d " % i + "x" * (i * 1000)
@@ -182,13 +182,7 @@ def test_websocket_echoes_through_mod_proxy_http(env, ws_on, how):
 @pytest.mark.parametrize("how", ["h2c", "h2"])
 def test_websocket_echoes_through_mod_proxy_wstunnel(env, wstunnel_on, how):
     with H2Client.connect(env, how) as c:
-        c.wait_settings()
-        ws = WsStream(c, "/wst/echo")
-        r = ws.wait_response()
-        assert r.status == 200, r
-        assert "sec-websocket-accept" not in r.headers
-        ws.send_text("whoami")
-        assert ws.recv() == "path=/echo upgrade=websocket version=13 key=24"
+        ws, r = open_echo(c, "/wst/echo")
         ws.send_text("y" * 50000)
         assert ws.recv() == "y" * 50000
         ws.close()

@@ -147,6 +147,13 @@ static int conf_set[H2_CONF_COUNT];
 #define SEAM_DEF(id, name, type, def, ...) [H2_CONF_##id] = def,
 static const apr_int64_t conf_def[H2_CONF_COUNT] = { H2_CONF_VARS(SEAM_DEF) };
 
+void h2_config_push_priority(server_rec *s, const char *ctype, h2_push_dep *dep,
+                             int *weight)
+{
+    *dep = H2_PUSH_AFTER;
+    *weight = 16;
+}
+
 apr_int64_t h2_config_sget(server_rec *s, h2_conf_var var)
 {
     if (conf_set[var]) return conf_over[var];

@@ -32,6 +32,13 @@ static void test_stream_follows_rfc9113_figure_2(void)
     /* closed, then let go */
     CHECK(h2_stream_next(H2_SS_CLOSED, H2_SSEV_CLOSED) == H2_SS_CLOSED);
     CHECK(h2_stream_next(H2_SS_CLOSED, H2_SSEV_PURGE) == H2_SS_PURGED);
+    /* a pushed stream: promised, then its response head, then its end */
+    CHECK(h2_stream_next(H2_SS_IDLE, H2_SSEV_PROMISED) == H2_SS_RESERVED_LOCAL);
+    CHECK(h2_stream_next(H2_SS_RESERVED_LOCAL, H2_SSEV_HEADERS_OUT) == H2_SS_CLOSED_REMOTE);
+    CHECK(h2_stream_next(H2_SS_RESERVED_LOCAL, H2_SSEV_HEADERS_IN) < 0);
+    CHECK(h2_stream_next(H2_SS_RESERVED_LOCAL, H2_SSEV_EOS_IN) < 0);
+    CHECK(h2_stream_next(H2_SS_OPEN, H2_SSEV_PROMISED) < 0);
+    CHECK(h2_stream_next(H2_SS_OPEN, H2_SSEV_HEADERS_OUT) < 0);
 }
 
 static void test_stream_reset_closes_from_every_live_state(void)
