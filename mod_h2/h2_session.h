@@ -75,6 +75,7 @@ struct h2_session {
     /* connection thread only */
     struct h2_stream *streams;      /* all live streams */
     int open_streams;               /* not closed by nghttp2 */
+    int pushed_open;                /*   of them promised by us */
     struct h2_stream *new_first, *new_last;   /* to be scheduled */
     struct h2_stream *purge;        /* closed, to be freed next round */
     h2_stop_phase stop;             /* how far it is in stopping */

@@ -152,7 +152,8 @@ static int on_begin_headers(nghttp2_session *ngh, const nghttp2_frame *frame,
         return 0;
     }
     if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-        int over_streams = s->open_streams >= s->max_streams;
+        /* pushed streams count against the client's limit, not ours */
+        int over_streams = s->open_streams - s->pushed_open >= s->max_streams;
         if (over_streams || !mem_admits(s)) {
             /* RFC 9113 5.1.2: only this stream fails, with REFUSED_STREAM,
              * so the client may retry it; the others go on. A client that
@@ -432,6 +433,7 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
                        nghttp2_session_set_stream_user_data(ngh, stream_id, NULL));
     s->closed_ring[s->closed_ring_next++ % H2_CLOSED_RING] = stream_id;
     s->open_streams--;
+    s->pushed_open -= (stream->id % 2 == 0);
     if (stream->status_counted) {
         h2_status_c1_stream_done(s->srow);
     }

@@ -76,6 +76,7 @@ static void start_pushed(h2_session *s, h2_stream *origin, int32_t id,
 
     h2_session_link(s, ps);
     s->open_streams++;
+    s->pushed_open++;
     h2_session_ngcheck(s, id, "attach the pushed stream",
                        nghttp2_session_set_stream_user_data(s->ngh, id, ps));
     h2_stream_transit(ps, H2_SSEV_PROMISED);
@@ -111,6 +112,11 @@ static int promise_one(void *ctx, const char *name, apr_size_t nlen,
 
     if (!critical && (nlen != 4 || strncmp(name, "path", 4))) {
         return 1;
+    }
+    if (s->pushed_open >= s->max_streams) {
+        /* as many pushed streams open as the client may open streams:
+         * pushing is an optimization, the client asks for the rest */
+        return 0;
     }
     /* the chunk's values are not terminated */
     path = apr_pstrmemdup(origin->pool, value, vlen);

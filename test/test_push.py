@@ -257,3 +257,27 @@ def test_critical_push_resource_goes_before_the_page(env, priorities):
     priorities("")
     order, sid, pid = first_data(env, "/push/critical.html")
     assert order[0] == pid, (order, sid, pid)
+
+
+@pytest.fixture
+def few_streams(env, pages):
+    links = "".join('    Header add Link "</push/n%d.css>; rel=preload"\n' % i for i in range(4))
+    for i in range(4):
+        install_file(env, "htdocs/push/n%d.css" % i, CSS)
+    yield from with_conf(env, "push", PAGE_CONF + "H2MaxSessionStreams 2\n"
+                         '<Location "/push/many.html">\n%s</Location>\n' % links)
+
+
+def test_pushed_streams_open_at_once_stay_within_h2maxsessionstreams(env, few_streams):
+    """A response linking 4 resources on a connection whose server allows
+    2 streams: 2 are pushed (the client asks for the rest itself), and the
+    pushed streams do not count against the client's own 2."""
+    install_file(env, "htdocs/push/many.html", "<html>many</html>\n")
+    with H2Client.connect(env, "h2c") as c:
+        c.wait_settings()
+        r = c.get("/push/many.html")
+        assert r.status == 200
+        assert [req[":path"] for _, _, req in c.pushes] == ["/push/n0.css", "/push/n1.css"]
+        sids = [c.request("GET", "/push/b.js") for _ in range(2)]
+        for sid in sids:
+            assert c.wait_done(sid).status == 200
