@@ -544,6 +544,8 @@ class Sandbox:
 
     def httpd_conf(self):
         r = self.run_dir
+        # a new mark for each configuration written: see reload()
+        self.generation = "%d-%d" % (os.getpid(), time.monotonic_ns())
         if self.module == "none":
             proto_http, proto_https = "http/1.1", "http/1.1"
             loglevel = "LogLevel warn core:notice"
@@ -582,6 +584,8 @@ ErrorLog "{r}/logs/error_log"
 {loglevel}
 LogFormat "%h %l %u %t \\"%r\\" %>s %b %H \\"%{{User-Agent}}i\\" %D" h2access
 CustomLog "{r}/logs/access_log" h2access
+# which configuration generation answers (reload() waits for the new one)
+Header always set X-Sandbox-Gen "{gen}"
 
 TypesConfig "{r}/conf/mime.types"
 AddType text/html .shtml
@@ -660,7 +664,7 @@ ExtendedStatus on
 </VirtualHost>
 
 IncludeOptional "{r}/conf.d/*.conf"
-""".format(r=r, sname=self.server_name, modules=self.load_modules(),
+""".format(r=r, sname=self.server_name, modules=self.load_modules(), gen=self.generation,
            user=user, http_port=self.http_port, https_port=self.https_port,
            loglevel=loglevel, proto_http=proto_http, proto_https=proto_https,
            site=site, module=self.module, mpm=self.mpm,
@@ -952,6 +956,26 @@ MaxMemFree 1
             if not any(listening & socket_inodes(p) for p in old_children):
                 break
             time.sleep(0.05)
+        # and a new connection meets the new configuration
+        while time.time() < deadline and self.answering_generation() != self.generation:
+            time.sleep(0.05)
+
+    def answering_generation(self):
+        """The X-Sandbox-Gen a fresh HTTP/1.1 connection gets, or None."""
+        try:
+            with socket.create_connection(("127.0.0.1", self.http_port), timeout=2) as c:
+                c.sendall(b"HEAD / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+                          % self.server_name.encode())
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = c.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+        except OSError:
+            return None
+        m = re.search(rb"\r\nX-Sandbox-Gen: ([^\r]*)\r\n", data, re.I)
+        return m.group(1).decode() if m else None
 
     def child_pids(self):
         """Pids of the running httpd's child processes."""
