@@ -556,13 +556,7 @@ static ssize_t read_length(nghttp2_session *ngh, uint8_t frame_type,
     if (s->max_data_frame_len > 0 && len > s->max_data_frame_len) {
         len = s->max_data_frame_len;
     }
-    if (s->padding_bits > 0) {
-        /* leave room for the pad length byte and the most padding
-         * select_padding may add, or full frames could never be padded */
-        len -= (ssize_t)1 << s->padding_bits;
-        if (len < 1) len = 1;
-    }
-    else if (s->io.is_tls) {
+    if (s->padding_bits == 0 && s->io.is_tls) {
         /* A frame that ends with its record lets the client hand each
          * decrypted record to its parser whole: one DATA chunk per record
          * instead of the two a straddling frame makes. */

@@ -142,6 +142,11 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
     h2_hchunk *c;
     size_t n = 0;
 
+    if (s->padding_bits > 0 && length > ((size_t)1 << s->padding_bits)) {
+        /* nghttp2 pads a frame only up to the length it offered (the
+         * frame size or window): leave room for the most padding */
+        length -= (size_t)1 << s->padding_bits;
+    }
     /* n: the data this frame may take, c: what follows that data */
     for (c = h2_x_c1_out(stream->x)->first; c; c = c->next) {
         if (c->type == H2_HC_DATA) {

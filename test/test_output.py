@@ -93,8 +93,9 @@ def test_padding_adds_up_to_2_pow_bits_minus_1_bytes_to_data_frames(env, files,
         r = fetch(c, "/out-200k.bin", files["/out-200k.bin"])
     pads = [flow - n for n, flow in r.data_frames]
     assert all(0 <= p <= 15 for p in pads), pads
-    # 13+ frames, each unpadded with odds 1/16: some are padded
-    assert any(p > 0 for p in pads), r.data_frames
+    # 13+ frames, each unpadded with odds 1/16: most are padded, full
+    # frames too (nghttp2 pads only within the length it offered)
+    assert sum(p > 0 for p in pads) >= len(pads) // 2, r.data_frames
     assert all(n + p <= FULL for n, p in zip(payloads(r), pads))
 
 

@@ -73,13 +73,13 @@ def test_access_log_counts_bytes_out_and_in_per_stream(env, logio_log, how):
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         lines = open(logio_log).read().split("\n") if os.path.exists(logio_log) else []
-        if len([l for l in lines if l.strip()]) >= len(rs):
+        if len([l for l in lines if l[:1].isdigit()]) >= len(rs):
             break
         time.sleep(0.1)
     by_sid = {}
     for line in lines:
         f = line.split()
-        if len(f) == 6:
+        if len(f) == 6 and f[0].isdigit():      # HTTP/2 requests only
             by_sid[int(f[0])] = [int(x) for x in f[1:5]] + [f[5]]
     for r, n in rs:
         b, o, i, s, status = by_sid[r.stream_id]
