@@ -324,13 +324,17 @@ void h2_session_dispatch(h2_session *s)
     h2_x *batch[64];
     int n = 0;
     h2_stream *prev = NULL, *stream = s->new_first, *next;
+    int tunnels_full = 0;
 
     for (; stream; stream = next) {
         int gone = (stream->state >= H2_SS_CLOSED), ok = 1;
         next = stream->next_new;
         if (!gone && !stream->fault_counted) {
-            ok = h2_x_c1_admit(stream->x);
+            /* once a WebSocket waits, those after it wait too: a worker
+             * finishing meanwhile must not let a later one pass it */
+            ok = (tunnels_full && stream->req.websocket)? -1 : h2_x_c1_admit(stream->x);
         }
+        tunnels_full |= (ok < 0);
         if (ok == 0) {
             break;   /* at the connection's share of workers: wait */
         }
