@@ -214,6 +214,21 @@ static void push_paths(ap_filter_t *f, request_rec *r, apr_table_t *fields,
                                                       0, t));
 }
 
+/* A handler served a WebSocket's GET as a plain GET (a file, a page):
+ * a 2xx would tell the client its WebSocket is open (RFC 8441 5), and
+ * the body would be taken for its frames. 502 without a body, as stock. */
+static int not_a_websocket(request_rec *r)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, APLOGNO(21102)
+                  "h2: WebSocket to %s answered %d without taking it over, "
+                  "sending 502", r->uri, r->status);
+    apr_table_clear(r->headers_out);
+    apr_table_setn(r->headers_out, "Content-Length", "0");
+    r->content_type = NULL;
+    r->header_only = 1;
+    return r->status = HTTP_BAD_GATEWAY;
+}
+
 /* The status sent for a final head of status < 200. */
 static int final_status(ap_filter_t *f, request_rec *r, int status)
 {
@@ -276,6 +291,9 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         if (status < 200) {
             status = final_status(f, r, status);
+        }
+        else if (status < 300 && h2_c2_is_websocket(f->c)) {
+            status = not_a_websocket(r);
         }
         fields = response_fields(r);
         if (drop_bad_fields(r, fields, "response") && !ctx->fields_failed) {

@@ -336,3 +336,18 @@ def test_websockets_leave_workers_for_other_requests(env, ws_few_workers):
                 # one more opens: a waiting one, or none are left waiting
                 want = min(5, len(closed) + 3)
                 c.wait(lambda: len(answered()) >= want, 5, "a waiting WebSocket opened")
+
+
+def test_handler_that_does_not_take_the_websocket_gives_502(env, ws_on):
+    """A location whose handler serves the GET as a plain GET (here a
+    file) does not open a WebSocket: 502 without a body (as stock), where
+    a 200 would tell the client its WebSocket is open."""
+    offset = env.log_offset()
+    with H2Client.connect(env, "h2c") as c:
+        c.wait_settings()
+        ws = WsStream(c, "/1k.txt")
+        r = ws.wait_response()
+        c.wait(lambda: r.ended or r.reset_code is not None, 5, "end")
+    assert r.status == 502 and r.body == b"" and r.ended, r
+    if env.module == "ours":
+        assert "AH21102" in env.sandbox.log_since(offset)
