@@ -229,6 +229,21 @@ static int not_a_websocket(request_rec *r)
     return r->status = HTTP_BAD_GATEWAY;
 }
 
+/* mod_ssl needs a renegotiation HTTP/2 forbids: tell the client to retry
+ * over HTTP/1.1 (RFC 9113 8.1.1) instead of the 403. */
+static apr_status_t http11_required(ap_filter_t *f, apr_bucket_brigade *bb,
+                                    resp_ctx *ctx)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, f->r, APLOGNO(21034)
+                  "h2: request needs TLS renegotiation, answering HTTP_1_1_REQUIRED");
+    apr_brigade_cleanup(bb);
+    APR_BRIGADE_INSERT_TAIL(bb, h2_bucket_resp_create(
+        f->c->bucket_alloc, H2_HC_RESET, H2_ERR_HTTP_1_1_REQUIRED, NULL));
+    ctx->head_sent = 1;
+    ctx->body_allowed = 0;
+    return ap_pass_brigade(f->next, bb);
+}
+
 /* The status sent for a final head of status < 200. */
 static int final_status(ap_filter_t *f, request_rec *r, int status)
 {
@@ -277,17 +292,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         status = r->status;
         if (status == HTTP_FORBIDDEN
             && apr_table_get(r->notes, "ssl-renegotiate-forbidden")) {
-            /* mod_ssl needs a renegotiation HTTP/2 forbids: tell the
-             * client to retry over HTTP/1.1 (RFC 9113 8.1.1) */
-            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21034)
-                          "h2: request needs TLS renegotiation, "
-                          "answering HTTP_1_1_REQUIRED");
-            apr_brigade_cleanup(bb);
-            APR_BRIGADE_INSERT_TAIL(bb, h2_bucket_resp_create(
-                f->c->bucket_alloc, H2_HC_RESET, H2_ERR_HTTP_1_1_REQUIRED, NULL));
-            ctx->head_sent = 1;
-            ctx->body_allowed = 0;
-            return ap_pass_brigade(f->next, bb);
+            return http11_required(f, bb, ctx);
         }
         if (status < 200) {
             status = final_status(f, r, status);

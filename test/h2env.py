@@ -190,8 +190,8 @@ class H2TestEnv:
     def restart(self):
         self.sandbox.restart()
 
-    def reload(self):
-        self.sandbox.reload()
+    def reload(self, fresh=True):
+        self.sandbox.reload(fresh=fresh)
 
     def add_conf(self, name, text, where="server"):
         self.sandbox.add_conf(name, text, where)

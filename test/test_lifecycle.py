@@ -82,7 +82,7 @@ def test_graceful_restart_lets_running_h2c_download_finish(env, big_file):
                                           or os.path.getsize(out) < 10 * 1024 * 1024):
             time.sleep(0.05)
         assert p.poll() is None, "download finished before the restart"
-        env.reload()
+        env.reload(fresh=False)   # the held connection's timing matters
         assert p.poll() is None, "download finished during the restart"
         stdout, stderr = p.communicate(timeout=70)
     finally:
@@ -113,7 +113,7 @@ def test_graceful_restart_sends_goaway_to_idle_connection(env, how, request):
     with H2Client.connect(env, how) as c:
         c.wait_settings()
         assert c.get("/1k.txt").status == 200
-        env.reload()
+        env.reload(fresh=False)   # the held connection's timing matters
         c.wait(lambda: c.closed, 8, "the old generation to close the connection")
         assert c.goaway is not None
         assert c.goaway.error_code == 0
@@ -135,7 +135,7 @@ def busy_conn_at_graceful_restart(env, how):
     c.send(headers_frame(1, request_block(c, "/cgi-bin/slow3.py")))
     c.wait(lambda: c.server_settings, 5)
     time.sleep(0.5)             # the CGI runs
-    env.reload()
+    env.reload(fresh=False)   # the held connection's timing matters
     c.wait(lambda: c.goaways, 10)
     assert c.goaways[0][:2] == (MAX_STREAM_ID, NO_ERROR)
     return c
