@@ -418,7 +418,7 @@ static apr_size_t interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
     char *nbuf;
     int status;
     apr_table_t *fields;
-    apr_size_t end, used = len;
+    apr_size_t end, used;
 
     nbuf = apr_palloc(c2->pool, ctx->interim_len + len + 1);
     if (ctx->interim_len) memcpy(nbuf, ctx->interim, ctx->interim_len);

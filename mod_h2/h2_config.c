@@ -348,17 +348,20 @@ static const char *set_push_priority(cmd_parms *cmd, void *dirconf,
     rule->mime = apr_pstrdup(cmd->pool, mime);
     ap_str_tolower((char *)rule->mime);
     rule->dep = H2_PUSH_AFTER;
-    if (arg2 && !strcasecmp(arg2, "after")) wtext = arg3;
-    else if (arg2 && !strcasecmp(arg2, "before")) rule->dep = H2_PUSH_BEFORE, wtext = arg3;
+    wtext = arg3;
+    if (arg2 && !strcasecmp(arg2, "before")) {
+        rule->dep = H2_PUSH_BEFORE;
+    }
     else if (arg2 && !strcasecmp(arg2, "interleaved")) {
         rule->dep = H2_PUSH_INTERLEAVED;
-        wtext = arg3;
     }
-    else if (arg2 && arg3) {
-        return apr_pstrcat(cmd->pool, "H2PushPriority: '", arg2, "' is none of "
-                           "After, Before, Interleaved", NULL);
+    else if (arg2 && strcasecmp(arg2, "after")) {
+        if (arg3) {
+            return apr_pstrcat(cmd->pool, "H2PushPriority: '", arg2, "' is none of "
+                               "After, Before, Interleaved", NULL);
+        }
+        wtext = arg2;       /* "mime weight" is an After rule */
     }
-    else wtext = arg2;      /* "mime weight" is an After rule */
     rule->weight = (rule->dep == H2_PUSH_INTERLEAVED)? 256 : 16;
     if (wtext) {
         if (rule->dep == H2_PUSH_BEFORE) {

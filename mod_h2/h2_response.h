@@ -46,12 +46,12 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb);
 /* The filter's registration, for adding it without a lookup by name. */
 extern ap_filter_rec_t *h2_response_filter_handle;
 
-/* Parse an HTTP/1.1 interim response as ap_send_interim_response() writes
- * it ("HTTP/1.1 103 ...\r\nName: value\r\n\r\n"). 1 on success. */
 /* The fields of a 101 that accepted a WebSocket, made those of the 200
  * that accepts it on a stream (RFC 8441 5): no handshake fields. */
 void h2_response_ws_accepted(apr_table_t *fields);
 
+/* Parse an HTTP/1.1 interim response as ap_send_interim_response() writes
+ * it ("HTTP/1.1 103 ...\r\nName: value\r\n\r\n"). 1 on success. */
 int h2_response_parse_interim(apr_pool_t *p, const char *text, apr_size_t len,
                               int *pstatus, apr_table_t **pfields);
 

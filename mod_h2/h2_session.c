@@ -204,14 +204,6 @@ static void read_config(h2_session *s)
     s->window_size = (int)h2_config_sget(s->s, H2_CONF_WIN_SIZE);
     s->max_data_frame_len = (int)h2_config_sget(s->s, H2_CONF_MAX_DATA_FRAME_LEN);
     s->padding_bits = (int)h2_config_sget(s->s, H2_CONF_PADDING);
-    if (s->padding_bits > 0) {
-        /* one draw from httpd's generator seeds the connection's own: a
-         * byte from it per frame came out all zero for whole responses
-         * at times; the time and the connection keep the seed apart */
-        ap_random_insecure_bytes(&s->pad_rng, sizeof(s->pad_rng));
-        s->pad_rng ^= ((apr_uint64_t)apr_time_now() << 16) ^ (apr_uint64_t)s->c1->id;
-        s->pad_rng |= 1;
-    }
     s->push_on = (h2_config_sget(s->s, H2_CONF_PUSH) == 1);
     s->timeout = s->s->timeout;
     s->keepalive_timeout = s->s->keep_alive_timeout;

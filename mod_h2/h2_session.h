@@ -64,7 +64,6 @@ struct h2_session {
     apr_interval_time_t keepalive_timeout;
     int max_data_frame_len;
     int padding_bits;
-    apr_uint64_t pad_rng;           /* xorshift state for H2Padding */
     h2_hdr_limits hdr_limits;
     const h2_read_timeouts *read_timeouts;  /* RequestReadTimeout's */
     h2_hdr_budget hdr_budget;       /* decoded request heads held, see

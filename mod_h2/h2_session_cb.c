@@ -534,12 +534,9 @@ static ssize_t select_padding(nghttp2_session *ngh, const nghttp2_frame *frame,
     h2_session *s = ud;
     size_t pad = 0, len = frame->hd.length;
     if (s->padding_bits > 0) {
-        /* xorshift64*: the padding blurs sizes, it keeps no secret */
-        s->pad_rng ^= s->pad_rng >> 12;
-        s->pad_rng ^= s->pad_rng << 25;
-        s->pad_rng ^= s->pad_rng >> 27;
-        pad = (size_t)((s->pad_rng * APR_UINT64_C(2685821657736338717)) >> 56)
-              & ((1u << s->padding_bits) - 1);
+        unsigned char r;
+        ap_random_insecure_bytes(&r, 1);
+        pad = r & ((1u << s->padding_bits) - 1);
     }
     return (ssize_t)((len + pad > max_payloadlen)? max_payloadlen : len + pad);
 }

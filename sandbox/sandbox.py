@@ -178,6 +178,18 @@ def env_int(name, default):
     return int(v) if v not in (None, "") else default
 
 
+def read_head(sock, data=b""):
+    """Receive from sock until an HTTP/1.1 head (and its blank line) is in
+    data, or the peer closed; returns all that came (the head may be
+    incomplete then)."""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 def port_open(port, host="127.0.0.1", timeout=0.5):
     try:
         with socket.create_connection((host, port), timeout=timeout):
@@ -969,12 +981,7 @@ MaxMemFree 1
             with socket.create_connection(("127.0.0.1", self.http_port), timeout=2) as c:
                 c.sendall(b"HEAD / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
                           % self.server_name.encode())
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = c.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
+                data = read_head(c)
         except OSError:
             return None
         m = re.search(rb"\r\nX-Sandbox-Gen: ([^\r]*)\r\n", data, re.I)

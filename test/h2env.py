@@ -27,8 +27,8 @@ TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(TEST_DIR)
 sys.path.insert(0, os.path.join(REPO_DIR, "sandbox"))
 
-from sandbox import (Sandbox, SandboxError, SIZED_FILES,  # noqa: E402
-                     sized_content, slowdown)
+from sandbox import (Sandbox, SandboxError, SIZED_FILES,  # noqa: E402,F401
+                     read_head, sized_content, slowdown)
 
 DEFAULT_TEST_PORT_BASE = 42100
 

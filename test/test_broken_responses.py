@@ -16,6 +16,7 @@ import time
 import pytest
 
 from h2client import H2Client, install_file, module_conf, remove_conf
+from h2env import read_head
 from h2raw import (CANCEL, INTERNAL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE, RawConn, headers_frame,
                    request_block, window_update_frame)
 
@@ -49,12 +50,7 @@ class BrokenBackend(threading.Thread):
                 return
             try:
                 c.settimeout(5)
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = c.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
+                read_head(c)
                 if self.sent is not None:
                     c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
                               b"Content-Length: 100000\r\n\r\n" + b"b" * self.sent)

@@ -24,7 +24,7 @@ import h2.connection
 import h2.events
 import pytest
 
-from h2env import slowdown
+from h2env import read_head, slowdown
 from h2sock import H2Response
 
 pytestmark = pytest.mark.h2
@@ -283,12 +283,9 @@ def upgrade_post_in_pieces(env, port, data, first=1000, pause=0.5):
             pass
         s.settimeout(10 * slowdown())
         s.sendall(data[first:])
-        buf = early
-        while b"\r\n\r\n" not in buf:
-            chunk = s.recv(65536)
-            if not chunk:
-                return early, None, None
-            buf += chunk
+        buf = read_head(s, early)
+        if b"\r\n\r\n" not in buf:
+            return early, None, None
         status_block, rest = buf.split(b"\r\n\r\n", 1)
         status_line = status_block.split(b"\r\n")[0].decode()
         if not status_line.startswith("HTTP/1.1 101"):
