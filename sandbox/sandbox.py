@@ -6,8 +6,8 @@ directory of its own (default: sandbox/run/) holding the generated
 httpd.conf, logs, pid file, document root, CGI scripts and a self-signed
 CA plus server certificate. It listens on 127.0.0.1 only:
 
-  http  port (default 42080): Protocols h2c http/1.1
-  https port (default 42443): Protocols h2 http/1.1 (mod_ssl)
+  http  port (default 22080): Protocols h2c http/1.1
+  https port (default 22443): Protocols h2 http/1.1 (mod_ssl)
 
 Usage (all options also come from the environment, see --help):
 
@@ -63,8 +63,9 @@ def slowdown():
     """The factor for the sanitizer H2_SANITIZE names (1 without)."""
     return SLOWDOWN.get(os.environ.get("H2_SANITIZE", ""), 1)
 
-# http port = base + 80, https port = base + 443
-DEFAULT_PORT_BASE = 42000
+# http port = base + 80, https port = base + 443; below the kernel's
+# ephemeral range (32768-60999), where a client socket could hold a port
+DEFAULT_PORT_BASE = 22000
 
 # Static files in the document root: name -> size in bytes.
 SIZED_FILES = {
@@ -955,9 +956,9 @@ MaxMemFree 1
             if "resuming normal operations" in log:
                 break
             if "AH00072" in log and not self.is_running():
-                # A port that a snippet adds (e.g. base+81) lies in the
-                # kernel's ephemeral range, and a client socket held it for
-                # a moment: the new generation could not bind it, and httpd
+                # With a base in the kernel's ephemeral range, a port that
+                # a snippet adds (e.g. base+81) may be held by a client
+                # socket for a moment: the new generation could not bind it, and httpd
                 # exited. Start again with the same configuration.
                 return self.start_retrying_bind()
             time.sleep(0.1)
@@ -994,7 +995,7 @@ MaxMemFree 1
 
     def start_retrying_bind(self, attempts=20):
         """start(), again for a while when a port is in use for a moment
-        (AH00072 "could not bind": our ports lie in the ephemeral range)."""
+        (AH00072 "could not bind": a base in the ephemeral range)."""
         try:
             with open(self.pid_file) as f:
                 old = int(f.read().strip())
@@ -1139,7 +1140,7 @@ def sandbox_from_args(argv=None):
                                         "reports"])
     ap.add_argument("--dir", help="runtime dir (env H2_SANDBOX_DIR, default sandbox/run)")
     ap.add_argument("--port-base", type=int,
-                    help="http = base+80, https = base+443 (env H2_PORT_BASE, default 42000)")
+                    help="http = base+80, https = base+443 (env H2_PORT_BASE, default 22000)")
     ap.add_argument("--http-port", type=int, help="env H2_HTTP_PORT")
     ap.add_argument("--https-port", type=int, help="env H2_HTTPS_PORT")
     ap.add_argument("--mpm", choices=MPMS, help="env H2_MPM, default event")

@@ -6,8 +6,9 @@ h2load and h2spec. Settings come from the environment:
 
   H2_TEST_MODULE     ours (default) | stock (Debian's mod_http2) | none
   H2_TEST_MPM        event (default) | worker | prefork
-  H2_TEST_PORT_BASE  http = base+80, https = base+443 (default 42100,
-                     i.e. 42180/42543)
+  H2_TEST_PORT_BASE  http = base+80, https = base+443 (default 22100,
+                     i.e. 22180/22543; below the kernel's ephemeral
+                     range, so no client socket can hold one)
   H2_TEST_RUN_DIR    runtime dir (default sandbox/run-test-<base>, with
                      -asan or -valgrind appended under H2_SANITIZE)
   H2_SANITIZE        asan | valgrind: httpd runs with the ASan+UBSan build
@@ -30,7 +31,7 @@ sys.path.insert(0, os.path.join(REPO_DIR, "sandbox"))
 from sandbox import (Sandbox, SandboxError, SIZED_FILES,  # noqa: E402,F401
                      read_head, sized_content, slowdown)
 
-DEFAULT_TEST_PORT_BASE = 42100
+DEFAULT_TEST_PORT_BASE = 22100
 
 # error log lines that fail a test: any error or worse, crashed children,
 # and sanitizer output that went to stderr instead of its report file
