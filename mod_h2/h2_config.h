@@ -41,6 +41,8 @@
       "minimum number of h2 worker threads per child") \
     X(MAX_WORKERS, "H2MaxWorkers", NUM, H2_CONF_UNSET, 1, 10000, GLOBAL, \
       "maximum number of h2 worker threads per child") \
+    X(MAX_SESSION_WORKERS, "H2MaxSessionWorkers", NUM, H2_CONF_UNSET, 1, 10000, SRV, \
+      "workers one connection's streams may hold at once, default: half of H2MaxWorkers") \
     X(MAX_WORKER_IDLE, "H2MaxWorkerIdleSeconds", NUM, 600, 0, 86400*365, GLOBAL, \
       "seconds an h2 worker above the minimum may idle") \
     X(STREAM_MAX_MEM, "H2StreamMaxMemSize", NUM, 65536, 1024, I64MAX, SRV, \

@@ -17,6 +17,7 @@
 #include "h2_frame_clock.h"
 
 #define H2_FT_HEADERS       0x1
+#define H2_FT_DATA          0x0
 #define H2_FT_PUSH_PROMISE  0x5
 #define H2_FT_CONTINUATION  0x9
 #define H2_FLAG_END_HEADERS 0x4
@@ -51,11 +52,12 @@ static int at_boundary(const h2_frame_clock *fc)
     return !fc->preface_left && !fc->hdr_have && !fc->payload_left;
 }
 
-void h2_frame_clock_feed(h2_frame_clock *fc, const unsigned char *data,
-                         apr_size_t len, apr_time_t now)
+apr_size_t h2_frame_clock_feed_to_data(h2_frame_clock *fc, const unsigned char *data,
+                                       apr_size_t len, apr_time_t now)
 {
     apr_size_t i = 0;
 
+    fc->data_stream = 0;
     while (i < len) {
         apr_size_t n = len - i;
         if (at_boundary(fc) || (fc->preface_left == H2_PREFACE_LEN)) {
@@ -75,6 +77,12 @@ void h2_frame_clock_feed(h2_frame_clock *fc, const unsigned char *data,
                 if (fc->in_block) fc->block_bytes += (apr_off_t)n;
                 frame_start(fc);
                 i += n;
+                if (fc->hdr[3] == H2_FT_DATA) {
+                    fc->data_stream = (int32_t)((((apr_uint32_t)fc->hdr[5] << 24)
+                        | ((apr_uint32_t)fc->hdr[6] << 16) | ((apr_uint32_t)fc->hdr[7] << 8)
+                        | fc->hdr[8]) & 0x7fffffff);
+                    return i;
+                }
                 continue;
             }
         }
@@ -85,6 +93,16 @@ void h2_frame_clock_feed(h2_frame_clock *fc, const unsigned char *data,
         fc->frame_bytes += (apr_off_t)n;
         if (fc->in_block) fc->block_bytes += (apr_off_t)n;
         i += n;
+    }
+    return i;
+}
+
+void h2_frame_clock_feed(h2_frame_clock *fc, const unsigned char *data,
+                         apr_size_t len, apr_time_t now)
+{
+    apr_size_t i = 0;
+    while (i < len) {
+        i += h2_frame_clock_feed_to_data(fc, data + i, len - i, now);
     }
 }
 

@@ -36,6 +36,8 @@ typedef struct h2_frame_clock {
     int in_block;                 /* a header block is open */
     apr_time_t block_since;       /*   since */
     apr_off_t block_bytes;        /*   with this many bytes so far */
+    int32_t data_stream;          /* the stream of the DATA frame header a
+                                   * feed_to_data() ended with, else 0 */
 } h2_frame_clock;
 
 /* Start before the preface (with_preface) or at a frame boundary. */
@@ -44,6 +46,11 @@ void h2_frame_clock_init(h2_frame_clock *fc, int with_preface);
 /* Account for len bytes the client sent at now. */
 void h2_frame_clock_feed(h2_frame_clock *fc, const unsigned char *data,
                          apr_size_t len, apr_time_t now);
+
+/* As h2_frame_clock_feed(), but stop right after the header of a DATA
+ * frame (data_stream says which stream's); returns the bytes taken. */
+apr_size_t h2_frame_clock_feed_to_data(h2_frame_clock *fc, const unsigned char *data,
+                                       apr_size_t len, apr_time_t now);
 
 /* 1 when the client owes the rest of a header block (that comes first:
  * its frames complete one by one) or of a frame, begun at *since, with

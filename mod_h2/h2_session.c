@@ -92,6 +92,27 @@ h2_stream *h2_session_stream(h2_session *s, int32_t id)
     return nghttp2_session_get_stream_user_data(s->ngh, id);
 }
 
+/* Into the list of streams waiting to be scheduled: after those of its
+ * urgency or a more urgent one (RFC 9218), before the less urgent. */
+static void new_insert(h2_session *s, h2_stream *stream)
+{
+    h2_stream *prev = NULL, *it;
+    int u = stream->prio.urgency;
+
+    if (!s->new_last || s->new_last->prio.urgency <= u) {
+        prev = s->new_last;     /* the common case: all of one urgency */
+    }
+    else {
+        for (it = s->new_first; it && it->prio.urgency <= u; it = it->next_new) {
+            prev = it;
+        }
+    }
+    stream->next_new = prev? prev->next_new : s->new_first;
+    if (prev) prev->next_new = stream;
+    else s->new_first = stream;
+    if (s->new_last == prev) s->new_last = stream;
+}
+
 void h2_session_schedule_later(h2_session *s, h2_stream *stream)
 {
     h2_x_req *xr = h2_x_c1_req(stream->x);
@@ -104,14 +125,30 @@ void h2_session_schedule_later(h2_session *s, h2_stream *stream)
     xr->pushed_on = stream->pushed_on;
     xr->push_enabled = s->push_on
         && nghttp2_session_get_remote_settings(s->ngh, NGHTTP2_SETTINGS_ENABLE_PUSH);
+    if (stream->prio.urgency != H2_PRIO_URGENCY_DEFAULT) {
+        h2_x_c1_set_urgency(stream->x, stream->prio.urgency);
+    }
     h2_x_c1_pend(stream->x);
     h2_status_c1_stream_start(s->srow, stream->id, stream->req.method, stream->req.path);
     stream->status_counted = 1;
     stream->on_new = 1;
-    stream->next_new = NULL;
-    if (s->new_last) s->new_last->next_new = stream;
-    else s->new_first = stream;
-    s->new_last = stream;
+    new_insert(s, stream);
+}
+
+void h2_session_requeue(h2_session *s, h2_stream *stream)
+{
+    h2_stream *prev = NULL, *it;
+
+    for (it = s->new_first; it && it != stream; it = it->next_new) {
+        prev = it;
+    }
+    if (!it) {
+        return;
+    }
+    if (prev) prev->next_new = stream->next_new;
+    else s->new_first = stream->next_new;
+    if (s->new_last == stream) s->new_last = prev;
+    new_insert(s, stream);
 }
 
 void h2_session_purge_later(h2_session *s, h2_stream *stream)
@@ -196,8 +233,9 @@ static apr_status_t session_teardown(void *data)
 /* The limits and settings of s, read once from its server's config. */
 static void read_config(h2_session *s)
 {
-    /* with several connections per child, one gets at most half of its
-     * workers; a prefork child serves only this one */
+    /* H2MaxSessionWorkers; by default, with several connections per
+     * child, one gets at most half of its workers; a prefork child serves
+     * only this one */
     int minw, maxw, idle_secs, threaded = 0;
 
     s->max_streams = (int)h2_config_sget(s->s, H2_CONF_MAX_STREAMS);
@@ -214,8 +252,11 @@ static void read_config(h2_session *s)
     s->xset.c1 = s->c1;
     s->xset.conn_id = s->c1->id;
     s->xset.loglevel = ap_get_conn_module_loglevel(s->c1, APLOG_MODULE_INDEX);
-    s->xset.max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
-                             : (maxw / 2 > 1? maxw / 2 : 1);
+    s->xset.max_processing = (int)h2_config_sget(s->s, H2_CONF_MAX_SESSION_WORKERS);
+    if (s->xset.max_processing == H2_CONF_UNSET) {
+        s->xset.max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
+                                 : (maxw / 2 > 1? maxw / 2 : 1);
+    }
     s->xset.threaded = (threaded != AP_MPMQ_NOT_SUPPORTED);
     /* what only the workers' side uses is read into its settings */
     s->xset.stream_max_mem = (apr_size_t)h2_config_sget(s->s, H2_CONF_STREAM_MAX_MEM);
@@ -250,8 +291,8 @@ static apr_status_t ngh_create(h2_session *s)
 {
     nghttp2_session_callbacks *cbs;
     nghttp2_option *opt;
-    nghttp2_settings_entry settings[3];
-    size_t nsettings = 2;
+    nghttp2_settings_entry settings[4];
+    size_t nsettings = 3;
     apr_int64_t conn_win;
     int rv;
 
@@ -273,6 +314,7 @@ static apr_status_t ngh_create(h2_session *s)
      * the callbacks (content-length, trailers); nghttp2 doing it again
      * cost 1.4k instructions per request. */
     nghttp2_option_set_no_http_messaging(opt, 1);
+    h2_session_prio_options(opt);
     /* MaxMemFree bounds this cache like the others */
     h2_ngmem_init(&s->ngmem, h2_util_cache_max(16, 4096));
     rv = nghttp2_session_server_new3(&s->ngh, cbs, s, opt, &s->ngmem.mem);
@@ -283,11 +325,14 @@ static apr_status_t ngh_create(h2_session *s)
         settings[0].value = (uint32_t)H2_NGH_STREAMS(s->max_streams);
         settings[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
         settings[1].value = (uint32_t)s->window_size;
+        /* RFC 9218 priorities for clients that announce the same */
+        settings[2].settings_id = NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES;
+        settings[2].value = 1;
         if (s->hdr_limits.connect_protocol) {
             /* H2WebSockets: extended CONNECT (RFC 8441) */
-            settings[2].settings_id = NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL;
-            settings[2].value = 1;
-            nsettings = 3;
+            settings[3].settings_id = NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL;
+            settings[3].value = 1;
+            nsettings = 4;
         }
         rv = nghttp2_submit_settings(s->ngh, NGHTTP2_FLAG_NONE, settings, nsettings);
     }
@@ -295,6 +340,10 @@ static apr_status_t ngh_create(h2_session *s)
      * in flight; stream windows do the actual bounding. */
     conn_win = (apr_int64_t)s->max_streams * s->window_size;
     if (conn_win > NGHTTP2_MAX_WINDOW_SIZE) conn_win = NGHTTP2_MAX_WINDOW_SIZE;
+    if (conn_win < NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE) {
+        conn_win = NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE;
+    }
+    s->conn_window = s->conn_window_base = conn_win;
     if (rv == 0 && conn_win > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE) {
         rv = nghttp2_session_set_local_window_size(s->ngh, NGHTTP2_FLAG_NONE, 0,
                                                    (int32_t)conn_win);

@@ -28,6 +28,7 @@
 #include "h2_x.h"
 #include "h2_ngmem.h"
 #include "h2_headers_check.h"
+#include "h2_priority.h"
 #include "h2_frame_clock.h"
 #include "h2_read_timeout.h"
 
@@ -95,6 +96,18 @@ struct h2_session {
     int window_waiters;             /* streams with window_deferred */
     int push_on;                    /* H2Push of the connection's server */
     struct h2_push_diary *push_diary;  /* made at the first push */
+    /* RFC 9218 (h2_session_prio.c) */
+    uint8_t prio_buf[4 + H2_PRIO_UPDATE_MAX];  /* a PRIORITY_UPDATE so far */
+    size_t prio_len;                /*   its length so far */
+    struct h2_prio_idle *prio_idle; /* updates for streams not yet opened */
+    int prio_nidle;
+    /* receive windows (h2_session_window.c) */
+    apr_interval_time_t rtt;        /* round trip, 0 until measured */
+    apr_time_t rtt_at;              /*   measured then */
+    apr_time_t rtt_ping_at;         /* the PING out since, or 0 */
+    apr_int64_t win_extra;          /* what stream windows grew by, all */
+    apr_int64_t conn_window;        /* the connection's receive window */
+    apr_int64_t conn_window_base;   /*   as it started */
 
     /* idle registry (h2_c1_idle.c), under its lock */
     struct h2_session *idle_prev, *idle_next;

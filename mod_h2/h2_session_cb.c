@@ -85,13 +85,37 @@ static ssize_t on_send(nghttp2_session *ngh, const uint8_t *data, size_t len,
     return (ssize_t)len;
 }
 
+/* 1 when stream id closed recently, 2 when we reset it. */
 static int recently_closed(h2_session *s, int32_t id)
 {
     int i;
     for (i = 0; i < H2_CLOSED_RING; ++i) {
         if (s->closed_ring[i] == id) return 1;
+        if (s->closed_ring[i] == -id) return 2;
     }
     return 0;
+}
+
+/* RFC 9113 5.1: DATA or HEADERS on a stream that closed when both sides
+ * ended it or the client reset it is a connection error STREAM_CLOSED;
+ * on one we reset, frames in flight are ignored. nghttp2 keeps no closed
+ * streams to tell once RFC 9218 priorities are announced. */
+static int closed_stream_frame(h2_session *s, int32_t id)
+{
+    if (recently_closed(s, id) == 1 && s->stop < H2_STOP_GOAWAY) {
+        h2_session_fail(s, 0, H2_ERR_STREAM_CLOSED, "frame on a closed stream");
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+int h2_session_data_begins(h2_session *s, int32_t id)
+{
+    if ((id & 1) && id <= s->max_client_stream
+        && !nghttp2_session_find_stream(s->ngh, id)) {
+        return closed_stream_frame(s, id) == 0;
+    }
+    return 1;
 }
 
 /* RFC 9113 5.1.1: a new stream's id must be larger than any the client
@@ -102,8 +126,16 @@ static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
 {
     h2_session *s = ud;
 
+    if (hd->type == NGHTTP2_PRIORITY_UPDATE) {
+        return h2_session_prio_frame_begins(s, hd);
+    }
     if (hd->type != NGHTTP2_HEADERS || !(hd->stream_id & 1)) {
         return 0;
+    }
+    if (hd->stream_id <= s->max_client_stream
+        && !nghttp2_session_find_stream(ngh, hd->stream_id)
+        && closed_stream_frame(s, hd->stream_id) != 0) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
     if (hd->stream_id > s->max_client_stream) {
         s->max_client_stream = hd->stream_id;
@@ -309,6 +341,7 @@ static void on_request_headers(h2_session *s, h2_stream *stream,
         return;
     }
     s->last_stream_started = stream->id;
+    h2_session_prio_request(s, stream);
     h2_session_schedule_later(s, stream);
 }
 
@@ -381,6 +414,9 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
             && !memcmp(frame->ping.opaque_data, H2_STOP_PING, 8)) {
             s->stop_ping_acked = 1;
         }
+        else if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
+            h2_session_window_ping_ack(s, frame->ping.opaque_data);
+        }
         break;
     default:
         break;
@@ -398,6 +434,9 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
 
     if (stream) {
         stream->in_received += (apr_off_t)len;
+        if (stream->in_received > (apr_off_t)s->window_size) {
+            h2_session_window_data_in(s, stream);
+        }
     }
     if (stream && body_length_ok(s, stream, 0)) {
         drop = !h2_x_c1_body_in(stream->x, (const char *)data, len);
@@ -431,9 +470,13 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
     }
     h2_session_ngcheck(s, stream_id, "detach the stream",
                        nghttp2_session_set_stream_user_data(ngh, stream_id, NULL));
-    s->closed_ring[s->closed_ring_next++ % H2_CLOSED_RING] = stream_id;
+    /* negative: we reset it, and frames the client had in flight are
+     * ignored (RFC 9113 5.1, "closed") */
+    s->closed_ring[s->closed_ring_next++ % H2_CLOSED_RING] =
+        stream->reset_sent? -stream_id : stream_id;
     s->open_streams--;
     s->pushed_open -= (stream->id % 2 == 0);
+    h2_session_window_closed(s, stream);
     if (stream->status_counted) {
         h2_status_c1_stream_done(s->srow);
     }
@@ -488,6 +531,9 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
             break;
         default:
             break;
+        }
+        if ((stream = h2_session_stream(s, frame->hd.stream_id)) != NULL) {
+            stream->reset_sent = 1;
         }
         break;
     case NGHTTP2_HEADERS:
@@ -611,5 +657,6 @@ nghttp2_session_callbacks *h2_session_callbacks(void)
     nghttp2_session_callbacks_set_select_padding_callback(cbs, select_padding);
     nghttp2_session_callbacks_set_send_data_callback(cbs, h2_session_send_data);
     nghttp2_session_callbacks_set_data_source_read_length_callback(cbs, read_length);
+    h2_session_prio_callbacks(cbs);
     return cbs;
 }

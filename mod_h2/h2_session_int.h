@@ -24,6 +24,7 @@
 
 #include "h2_abuse.h"
 #include "h2_c1_io.h"
+#include "h2_config.h"
 #include "h2_lifecycle.h"
 #include "h2_session.h"
 #include "h2_stream.h"
@@ -57,6 +58,55 @@
  * ours with REFUSED_STREAM. */
 #define H2_NGH_STREAMS(max) ((max) > 0x3fffffff? 0x7fffffff : 2 * (max) + 10)
 
+/* --- h2_session_prio.c: RFC 9218 priorities --- */
+
+/* nghttp2 options and callbacks for PRIORITY_UPDATE and the fallback to
+ * RFC 7540 priorities. */
+void h2_session_prio_options(nghttp2_option *opt);
+void h2_session_prio_callbacks(nghttp2_session_callbacks *cbs);
+
+/* 1 when the client announced SETTINGS_NO_RFC7540_PRIORITIES: its DATA
+ * goes out by urgency; else by the RFC 7540 tree. */
+int h2_session_prio_extensible(h2_session *s);
+
+/* A PRIORITY_UPDATE frame begins: checked and counted as a flood kind.
+ * 0, or NGHTTP2_ERR_CALLBACK_FAILURE after a GOAWAY. */
+int h2_session_prio_frame_begins(h2_session *s, const nghttp2_frame_hd *hd);
+
+/* A request's head is complete: its priority from its Priority field and
+ * any PRIORITY_UPDATE that came before it. */
+void h2_session_prio_request(h2_session *s, h2_stream *stream);
+
+/* A response goes out: a Priority field in it changes the stream's. */
+void h2_session_prio_response(h2_session *s, h2_stream *stream,
+                              const nghttp2_nv *nv, size_t nvlen);
+
+/* The pushed stream ps, promised on page, as H2PushPriority's dep puts
+ * it, in urgencies. */
+void h2_session_prio_push(h2_session *s, h2_stream *ps, h2_stream *page, h2_push_dep dep);
+
+/* --- h2_session_window.c: receive windows --- */
+
+/* A stream's upload passed H2WindowSize: measure the round trip (a PING),
+ * now and then again. */
+void h2_session_window_data_in(h2_session *s, h2_stream *stream);
+
+/* A PING ACK: 1 when it was our round-trip PING. */
+int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque);
+
+/* The handler consumed n bytes of stream's body: grow its window when the
+ * window, not the link, holds the upload back. */
+void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n);
+
+/* stream closed: what its window grew by is the connection's again. */
+void h2_session_window_closed(h2_session *s, h2_stream *stream);
+
+/* --- h2_session_cb.c --- */
+
+/* A DATA frame for stream id comes (its header about to reach nghttp2):
+ * 0 when it is one on a closed stream and the connection is failed. */
+int h2_session_data_begins(h2_session *s, int32_t id);
+
 /* --- h2_session.c: state, streams --- */
 
 /* The one place session states change (table: h2_lifecycle.c). */
@@ -70,6 +120,10 @@ void h2_session_unlink(h2_session *s, h2_stream *stream);
 /* A worker is to run the stream: fix what it will see, queue it for
  * h2_session_dispatch(). */
 void h2_session_schedule_later(h2_session *s, h2_stream *stream);
+
+/* stream's urgency changed while it waits to be scheduled: move it to its
+ * place among the waiting ones. */
+void h2_session_requeue(h2_session *s, h2_stream *stream);
 
 /* Promise the paths of PUSH chunk c on client stream origin (before its
  * response head) and start the pushed requests (h2_session_push.c). */

@@ -45,13 +45,11 @@
 
 APLOG_USE_MODULE(http2);
 
-static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
+/* Hand len bytes of input to nghttp2; APR_EGENERAL when it (or we) ended
+ * the connection over them. */
+static apr_status_t ngh_recv(h2_session *s, const char *data, apr_size_t len)
 {
-    h2_session *s = ctx;
-    ssize_t n;
-
-    h2_frame_clock_feed(&s->clock, (const unsigned char *)data, len, apr_time_now());
-    n = nghttp2_session_mem_recv(s->ngh, (const uint8_t *)data, len);
+    ssize_t n = nghttp2_session_mem_recv(s->ngh, (const uint8_t *)data, len);
     if (n < 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21017)
                       "h2_session(%ld): input: %s", s->c1->id,
@@ -71,6 +69,37 @@ static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
                         H2_ERR_INTERNAL_ERROR : H2_ERR_PROTOCOL_ERROR,
                         nghttp2_strerror((int)n));
         return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+/* Input from the client: to the frame clock, then nghttp2. A DATA frame's
+ * header is checked before nghttp2 gets its last byte, when the frames
+ * before it have been processed: nghttp2 ignores DATA on a stream it has
+ * forgotten, where RFC 9113 5.1 asks for STREAM_CLOSED. */
+static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
+{
+    h2_session *s = ctx;
+    apr_time_t now = apr_time_now();
+    apr_status_t rv;
+
+    while (len > 0) {
+        apr_size_t n = h2_frame_clock_feed_to_data(&s->clock, (const unsigned char *)data,
+                                                   len, now);
+        if (s->clock.data_stream) {
+            if ((n > 1 && (rv = ngh_recv(s, data, n - 1)) != APR_SUCCESS)
+                || !h2_session_data_begins(s, s->clock.data_stream)) {
+                return APR_EGENERAL;
+            }
+            data += n - 1;
+            len -= n - 1;
+            n = 1;
+        }
+        if ((rv = ngh_recv(s, data, n)) != APR_SUCCESS) {
+            return rv;
+        }
+        data += n;
+        len -= n;
     }
     return APR_SUCCESS;
 }

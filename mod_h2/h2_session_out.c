@@ -393,6 +393,9 @@ static void submit_response(h2_session *s, h2_stream *stream, h2_hchunk *c,
         rv = nghttp2_submit_response(s->ngh, stream->id, nv, nvlen,
                                      with_body? &prd : NULL);
         stream->response_submitted = 1;
+        if (rv == 0) {
+            h2_session_prio_response(s, stream, nv, nvlen);
+        }
     }
     if (rv != 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21016)
@@ -471,6 +474,7 @@ static void on_collected(void *ctx, void *owner, apr_size_t consumed, int done)
     if (consumed) {
         h2_session_ngcheck(s, stream->id, "open the window",
                            nghttp2_session_consume(s->ngh, stream->id, consumed));
+        h2_session_window_consumed(s, stream, consumed);
     }
     process_output(s, stream);
 }

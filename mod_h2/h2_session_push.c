@@ -94,6 +94,7 @@ static void start_pushed(h2_session *s, h2_stream *origin, int32_t id,
     }
     ps->pushed_on = origin->id;
     ps->push_critical = critical;
+    ps->prio = origin->prio;            /* wanted with the page */
     h2_x_c1_body_end(ps->x, NULL);      /* a pushed request has no body */
     h2_session_schedule_later(s, ps);
 }
@@ -186,7 +187,9 @@ void h2_session_push_prioritize(h2_session *s, h2_stream *ps, const h2_hchunk *c
     int32_t pid;
     int w, xw;
 
-    if (!x) {
+    h2_stream *page = h2_session_stream(s, ps->pushed_on);
+
+    if (!x || !page) {
         return;     /* the client stream is gone: nothing to order against */
     }
     cc.p = ps->pool;
@@ -195,6 +198,10 @@ void h2_session_push_prioritize(h2_session *s, h2_stream *ps, const h2_hchunk *c
     h2_config_push_priority(s->s, cc.ctype, &dep, &w);
     if (ps->push_critical) {
         dep = H2_PUSH_BEFORE;
+    }
+    if (h2_session_prio_extensible(s)) {
+        h2_session_prio_push(s, ps, page, dep);
+        return;
     }
     parent = nghttp2_stream_get_parent(x);
     pid = parent? nghttp2_stream_get_stream_id(parent) : 0;

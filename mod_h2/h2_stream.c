@@ -85,6 +85,7 @@ h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
     stream->pool = pool;
     stream->state = H2_SS_IDLE;
     stream->created = apr_time_now();
+    h2_prio_default(&stream->prio);
     h2_req_head_init(&stream->req, pool, &session->hdr_limits);
     stream->x = h2_x_c1_create(session->xc, pool, id, stream);
     stream->trace = session->xset.loglevel;

@@ -20,6 +20,8 @@
 #include "h2_headers_check.h"
 #include "h2_handoff.h"
 #include "h2_lifecycle.h"
+#include "h2_priority.h"
+#include "h2_bdp.h"
 #include "h2_x.h"
 
 struct h2_session;
@@ -46,6 +48,7 @@ struct h2_stream {
     int window_deferred;           /*   or for the client's window */
     int has_body_in;               /* request has a body */
     int fault_counted;             /* counted toward H2MaxStreamErrors */
+    int reset_sent;                /* we sent RST_STREAM */
     int status_counted;            /* started in mod_status's table */
     apr_off_t in_received;         /* DATA payload received, all of it */
     apr_off_t in_dropped;          /* body bytes nobody wanted */
@@ -53,6 +56,9 @@ struct h2_stream {
     int on_new;                    /* in the session's list of those */
     int pushed_on;                 /* promised on this client stream, or 0 */
     int push_critical;             /*   as a critical H2PushResource */
+    h2_prio prio;                  /* RFC 9218 urgency and incremental */
+    h2_bdp bdp;                    /* its receive window, grown */
+    apr_int32_t win_extra;         /*   by this much over H2WindowSize */
     h2_stream *prev_all, *next_all;
 };
 

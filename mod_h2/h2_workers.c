@@ -130,22 +130,46 @@ static apr_status_t spawn_worker(h2_workers *w)
     return APR_SUCCESS;
 }
 
+/* Lock held: take task out of the queue. */
+static void queue_unlink(h2_workers *w, h2_wtask *task)
+{
+    if (task->q_prev) task->q_prev->q_next = task->q_next;
+    else w->q_first = task->q_next;
+    if (task->q_next) task->q_next->q_prev = task->q_prev;
+    else w->q_last = task->q_prev;
+    task->q_next = task->q_prev = NULL;
+    task->queued = 0;
+    w->nqueued--;
+    if (task->group) {
+        task->group->nq[task->urgency]--;
+    }
+}
+
+/* Lock held: the queue's first task is its connection's turn; the task
+ * that gets it is that connection's most urgent one (RFC 9218), the first
+ * queued of those. Connections keep their turns in arrival order, so one
+ * that marks all its requests urgent passes none of another's. The scan
+ * happens only when a connection's queued tasks differ in urgency. */
 static h2_wtask *queue_take(h2_workers *w)
 {
-    h2_wtask *task = w->q_first;
-    if (task) {
-        w->q_first = task->q_next;
-        if (w->q_first) {
-            w->q_first->q_prev = NULL;
-        }
-        else {
-            w->q_last = NULL;
-        }
-        task->q_next = task->q_prev = NULL;
-        task->queued = 0;
-        w->nqueued--;
-        w->ntaken++;
+    h2_wtask *task = w->q_first, *t;
+    h2_wgroup *g;
+    int u;
+
+    if (!task) {
+        return NULL;
     }
+    if ((g = task->group) != NULL) {
+        for (u = 0; u < task->urgency && !g->nq[u]; ++u);
+        for (t = task->q_next; u < task->urgency && t; t = t->q_next) {
+            if (t->group == g && t->urgency == u) {
+                task = t;
+                break;
+            }
+        }
+    }
+    queue_unlink(w, task);
+    w->ntaken++;
     return task;
 }
 
@@ -279,6 +303,9 @@ void h2_workers_push(h2_workers *w, h2_wtask **tasks, int n)
         }
         w->q_last = task;
         w->nqueued++;
+        if (task->group) {
+            task->group->nq[task->urgency]++;
+        }
     }
     /* A worker that finishes a stream takes the next one without sleeping,
      * so the queue needs only as many awake workers as there are CPUs to
@@ -416,17 +443,22 @@ int h2_workers_unqueue(h2_workers *w, h2_wtask *task)
 
     apr_thread_mutex_lock(w->mutex);
     if (task->queued) {
-        if (task->q_prev) task->q_prev->q_next = task->q_next;
-        else w->q_first = task->q_next;
-        if (task->q_next) task->q_next->q_prev = task->q_prev;
-        else w->q_last = task->q_prev;
-        task->q_next = task->q_prev = NULL;
-        task->queued = 0;
-        w->nqueued--;
+        queue_unlink(w, task);
         removed = 1;
     }
     apr_thread_mutex_unlock(w->mutex);
     return removed;
+}
+
+void h2_workers_reprioritize(h2_workers *w, h2_wtask *task, int urgency)
+{
+    apr_thread_mutex_lock(w->mutex);
+    if (task->queued && task->group) {
+        task->group->nq[task->urgency]--;
+        task->group->nq[urgency]++;
+    }
+    task->urgency = (unsigned char)urgency;
+    apr_thread_mutex_unlock(w->mutex);
 }
 
 static apr_status_t workers_cleanup(void *data)

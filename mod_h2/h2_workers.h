@@ -29,10 +29,19 @@
 typedef struct h2_workers h2_workers;
 
 /* A piece of work in the queue; embedded in what it stands for (h2_x). */
+/* The tasks of one client connection: how many of them wait in the queue
+ * at each urgency (RFC 9218, 0 most urgent), under the queue's lock. */
+#define H2_WURGENCY_LEVELS 8
+typedef struct h2_wgroup {
+    unsigned int nq[H2_WURGENCY_LEVELS];
+} h2_wgroup;
+
 typedef struct h2_wtask h2_wtask;
 struct h2_wtask {
     h2_wtask *q_prev, *q_next;
     int queued;
+    h2_wgroup *group;          /* its connection's; set before the push */
+    unsigned char urgency;     /* 0..7; changed only by reprioritize */
 };
 
 typedef struct h2_worker {
@@ -67,6 +76,10 @@ apr_status_t h2_worker_wait(h2_worker *wk, apr_thread_mutex_t *mutex,
 /* Take task out of the queue if it is still waiting there.
  * Returns 1 if it was removed, 0 if a worker has it or had it. */
 int h2_workers_unqueue(h2_workers *w, h2_wtask *task);
+
+/* Give task a new urgency; where it waits in the queue, it is taken
+ * before its connection's less urgent ones from now on. */
+void h2_workers_reprioritize(h2_workers *w, h2_wtask *task, int urgency);
 
 /* The condition a worker sleeps on while it waits for its stream's I/O. */
 apr_thread_cond_t *h2_worker_cond(h2_worker *wk);

@@ -31,6 +31,7 @@
 #include "h2_workers.h"
 #include "h2_x.h"
 #include "h2_headers_check.h"
+#include "h2_priority.h"
 
 APLOG_USE_MODULE(http2);
 
@@ -67,6 +68,7 @@ struct h2_xconn {
     int wake_deferred;              /* a soft wake waits for n_queued == 0 */
     int tearing_down;
     apr_array_header_t *c2_free;    /* kept secondary connections */
+    h2_wgroup wgroup;               /* its tasks in the workers' queue */
 };
 
 struct h2_x {
@@ -270,6 +272,8 @@ h2_x *h2_x_c1_create(h2_xconn *xc, apr_pool_t *p, int id, void *owner)
     x->owner = owner;
     x->req.set = xc->set;
     x->req.id = id;
+    x->task.group = &xc->wgroup;
+    x->task.urgency = H2_PRIO_URGENCY_DEFAULT;
     x->state = H2_XS_NEW;
     x->timeout = xc->set->stream_timeout;   /* until its directory's is known */
     return x;
@@ -343,6 +347,21 @@ int h2_x_c1_admit(h2_x *x)
     }
     apr_thread_mutex_unlock(xc->mutex);
     return ok;
+}
+
+void h2_x_c1_set_urgency(h2_x *x, int urgency)
+{
+    int queued;
+
+    apr_thread_mutex_lock(x->xc->mutex);
+    queued = (x->state >= H2_XS_QUEUED);
+    if (!queued) {
+        x->task.urgency = (unsigned char)urgency;   /* no worker sees it yet */
+    }
+    apr_thread_mutex_unlock(x->xc->mutex);
+    if (queued) {
+        h2_workers_reprioritize(h2_workers_of_child(), &x->task, urgency);
+    }
 }
 
 void h2_x_c1_schedule(h2_x **xs, int n)

@@ -146,6 +146,9 @@ void h2_x_c1_pend(h2_x *x);
  * h2_x_c1_schedule(). */
 int h2_x_c1_admit(h2_x *x);
 
+/* The urgency (RFC 9218, 0..7) the stream waits for a worker with. */
+void h2_x_c1_set_urgency(h2_x *x, int urgency);
+
 /* Hand n admitted streams to the workers. */
 void h2_x_c1_schedule(h2_x **xs, int n);
 

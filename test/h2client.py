@@ -178,7 +178,7 @@ class TlsRecordTap:
 
 class H2Client:
 
-    def __init__(self, sock, window=65535):
+    def __init__(self, sock, window=65535, settings=None):
         self.sock = sock
         cfg = h2.config.H2Configuration(client_side=True, header_encoding="utf-8",
                                         validate_inbound_headers=True)
@@ -191,6 +191,12 @@ class H2Client:
         self.pings = []
         self.pushes = []            # (parent id, promised id, request fields)
         self.data_order = []        # stream id of each DATA frame, in order
+        if settings:
+            # in the first SETTINGS frame, where e.g. RFC 9218's must be
+            initial = dict(self.conn.local_settings.items())
+            initial.update(settings)
+            self.conn.local_settings = h2.settings.Settings(client=True,
+                                                            initial_values=initial)
         self.conn.initiate_connection()
         if window > 65535:
             self.conn.update_settings({
@@ -200,7 +206,7 @@ class H2Client:
 
     # ----------------------------------------------------------- setup
     @classmethod
-    def connect(cls, env, how="h2c", timeout=10, window=65535):
+    def connect(cls, env, how="h2c", timeout=10, window=65535, settings=None):
         """how: "h2c" (prior knowledge, http port) or "h2" (TLS, ALPN)."""
         timeout *= getattr(env, "slow", 1)      # under a sanitizer
         if how == "h2c":
@@ -219,7 +225,7 @@ class H2Client:
         else:
             raise ValueError(how)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        c = cls(sock, window=window)
+        c = cls(sock, window=window, settings=settings)
         c.host = env.domain
         tls = how != "h2c"
         c.scheme = "https" if tls else "http"

@@ -28,6 +28,7 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 # frame types
 DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, \
     WINDOW_UPDATE, CONTINUATION = range(10)
+PRIORITY_UPDATE = 0x10      # RFC 9218 7.1
 # flags
 END_STREAM = 0x1
 ACK = 0x1
@@ -52,6 +53,7 @@ SETTINGS_ENABLE_PUSH = 0x2
 SETTINGS_MAX_CONCURRENT_STREAMS = 0x3
 SETTINGS_INITIAL_WINDOW_SIZE = 0x4
 SETTINGS_MAX_FRAME_SIZE = 0x5
+SETTINGS_NO_RFC7540_PRIORITIES = 0x9     # RFC 9218 2.1
 
 
 def err_name(code):
@@ -105,6 +107,13 @@ def window_update_frame(sid, increment):
 def priority_frame(sid, depends_on=0, weight=16, exclusive=False):
     dep = depends_on | (0x80000000 if exclusive else 0)
     return frame(PRIORITY, 0, sid, struct.pack(">IB", dep, weight - 1))
+
+
+def priority_update_frame(prioritized, value, sid=0):
+    """RFC 9218 7.1: PRIORITY_UPDATE (type 0x10) for stream `prioritized`."""
+    if isinstance(value, str):
+        value = value.encode()
+    return frame(PRIORITY_UPDATE, 0, sid, struct.pack(">I", prioritized) + value)
 
 
 def ping_frame(data=b"\0" * 8, ack=False):
@@ -198,6 +207,7 @@ class RawConn:
         self.headers = {}          # stream id -> [header lists]
         self.promises = []         # (stream id, promised id, request fields)
         self.data = {}             # stream id -> bytes received
+        self.data_order = []       # stream id of each DATA frame, in order
         self.ended = set()
         self.frames_in = {}        # type -> count
         self.server_settings = []
@@ -337,6 +347,7 @@ class RawConn:
             else:
                 body = payload
             self.data[sid] = self.data.get(sid, b"") + body
+            self.data_order.append(sid)
             if flags & END_STREAM:
                 self.ended.add(sid)
             if self.auto_window and payload:

@@ -1,5 +1,5 @@
 """Every input of the fuzz corpora runs clean: the request-head validator's
-(test/fuzz/corpus/) and the whole session's (test/fuzz/corpus-session/,
+(test/fuzz/corpus/), the Priority field reader's (corpus-priority/) and the whole session's (test/fuzz/corpus-session/,
 client frame sequences from h2spec, nghttp, h2load and the abuse cases,
 driven through the test seam), built with ASan and UBSan. A crash, a
 sanitizer report, an invalid transition or an error logged by the session
@@ -30,6 +30,10 @@ def replay(target, corpus):
 
 def test_request_head_corpus_replays_clean():
     assert replay("fuzz_request_head", "corpus") >= 9
+
+
+def test_priority_field_corpus_replays_clean():
+    assert replay("fuzz_priority", "corpus-priority") >= 10
 
 
 def test_session_corpus_replays_clean():

@@ -159,8 +159,103 @@ static int fail_handler(request_rec *r)
     return HTTP_INTERNAL_SERVER_ERROR;
 }
 
+/* Read r's request body readbytes at a time until its end, calling piece
+ * for every piece of data and brigade_done after each read; 0 at the end
+ * of the body, -1 when a read failed. */
+typedef void body_piece_fn(request_rec *r, const char *data, apr_size_t len, void *ctx);
+static int body_each(request_rec *r, apr_off_t readbytes, body_piece_fn *piece,
+                     void (*brigade_done)(request_rec *r), void *ctx)
+{
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    apr_bucket *b;
+    int eos = 0;
+
+    while (!eos) {
+        if (ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES, APR_BLOCK_READ,
+                           readbytes) != APR_SUCCESS) {
+            return -1;
+        }
+        for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
+             b = APR_BUCKET_NEXT(b)) {
+            const char *data;
+            apr_size_t len;
+            if (APR_BUCKET_IS_EOS(b)) {
+                eos = 1;
+                break;
+            }
+            if (!APR_BUCKET_IS_METADATA(b)
+                && apr_bucket_read(b, &data, &len, APR_BLOCK_READ) == APR_SUCCESS && len) {
+                piece(r, data, len, ctx);
+            }
+        }
+        apr_brigade_cleanup(bb);
+        if (brigade_done) brigade_done(r);
+    }
+    return 0;
+}
+
+static void echo_piece(request_rec *r, const char *data, apr_size_t len, void *ctx)
+{
+    ap_rwrite(data, len, r);
+}
+
+static void echo_flush(request_rec *r)
+{
+    ap_rflush(r);
+}
+
+/* "h2-echo-stream": gRPC-style bidirectional streaming. Every piece of
+ * request body that arrives goes back at once, flushed, while the request
+ * still streams in. */
+static int echo_stream_handler(request_rec *r)
+{
+    if (!r->handler || strcmp(r->handler, "h2-echo-stream")) {
+        return DECLINED;
+    }
+    ap_set_content_type(r, "application/octet-stream");
+    body_each(r, 8192, echo_piece, echo_flush, NULL);
+    return OK;
+}
+
+/* "h2-discard": reads the request body and throws it away; answers with
+ * the bytes read and, for every 100 MB, the microseconds since the first
+ * byte came (the upload benchmark's slices). */
+#define SLICE (100 * 1000 * 1000)
+typedef struct {
+    apr_off_t total, next;
+    apr_time_t start;
+} discard_ctx;
+
+static void discard_piece(request_rec *r, const char *data, apr_size_t len, void *ctx)
+{
+    discard_ctx *d = ctx;
+    if (!d->start) d->start = apr_time_now();
+    d->total += (apr_off_t)len;
+    while (d->total >= d->next) {
+        ap_rprintf(r, "%s%ld", d->next == SLICE? "" : ", ", (long)(apr_time_now() - d->start));
+        d->next += SLICE;
+    }
+}
+
+static int discard_handler(request_rec *r)
+{
+    discard_ctx d = { 0, SLICE, 0 };
+
+    if (!r->handler || strcmp(r->handler, "h2-discard")) {
+        return DECLINED;
+    }
+    ap_set_content_type(r, "application/json");
+    ap_rputs("{\"slices_us\": [", r);
+    body_each(r, 1 << 20, discard_piece, NULL, &d);
+    ap_rprintf(r, "], \"bytes\": %" APR_OFF_T_FMT ", \"us\": %ld}\n", d.total,
+               (long)(d.start? apr_time_now() - d.start : 0));
+    return OK;
+}
+
 static void register_hooks(apr_pool_t *p)
 {
+    ap_hook_handler(discard_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(echo_stream_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(fail_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(optfn_handler, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(pollfd_handler, NULL, NULL, APR_HOOK_MIDDLE);

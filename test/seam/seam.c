@@ -334,6 +334,11 @@ void h2_workers_push(h2_workers *w, h2_wtask **tasks, int n)
     }
 }
 
+void h2_workers_reprioritize(h2_workers *w, h2_wtask *t, int urgency)
+{
+    t->urgency = (unsigned char)urgency;   /* the seam's queue is in order */
+}
+
 int h2_workers_unqueue(h2_workers *w, h2_wtask *t)
 {
     int i;

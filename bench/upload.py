@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Upload benchmark: a 1 GiB request body to a handler that discards it
+(test/modules/mod_h2_optfn_test.c, "h2-discard"), over HTTP/1.1, h2c and
+h2, to mod_h2 and to Debian's mod_http2, on loopback and through a link
+with 20 ms added round trip (toxiproxy: a latency toxic of 10 ms each
+way). Per upload: MB/s, the ratio to HTTP/1.1 on the same server and link,
+and the throughput of each 100 MB slice as the handler saw it (a window
+that collapses shows as slices slowing down).
+
+    python3 bench/upload.py [--size-mb 1024] [--max-time 90] [--tag T]
+
+Needs curl, apxs and toxiproxy's server (`go install
+github.com/Shopify/toxiproxy/v2/cmd/server@latest`, found on PATH as
+toxiproxy-server or as ~/go/bin/server). Note that toxiproxy takes a
+client's bytes as fast as the client sends them and passes them on 10 ms
+later: an HTTP/1.1 upload through it is bounded by no end-to-end window,
+an HTTP/2 one by its stream and connection windows.
+Everything listens on 127.0.0.1 (ports 23xxx) and is stopped by pid at the
+end; every upload is bounded by --max-time."""
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(BENCH_DIR)
+RESULTS_DIR = os.path.join(BENCH_DIR, "results")
+sys.path.insert(0, os.path.join(REPO_DIR, "sandbox"))
+
+from sandbox import Sandbox  # noqa: E402
+
+SERVERS = {"ours": 23000, "stock": 23200}       # port bases
+TOXI_API = 23474
+TOXI_PORTS = {("ours", "http"): 23100, ("ours", "https"): 23101,
+              ("stock", "http"): 23300, ("stock", "https"): 23301}
+TOXIPROXY = (shutil.which("toxiproxy-server") or shutil.which("server", path="/root/go/bin")
+             or os.path.expanduser("~/go/bin/server"))
+MODULE_SRC = os.path.join(REPO_DIR, "test", "modules", "mod_h2_optfn_test.c")
+
+
+def log(msg):
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def build_module(tmp):
+    src = os.path.join(tmp, os.path.basename(MODULE_SRC))
+    shutil.copy(MODULE_SRC, src)
+    subprocess.run(["apxs", "-c", "-o", os.path.join(tmp, "mod_h2_optfn_test.la"), src],
+                   cwd=tmp, check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(tmp, ".libs", "mod_h2_optfn_test.so")
+
+
+def start_server(name, so):
+    sb = Sandbox(run_dir=os.path.join(BENCH_DIR, "run", "upload-" + name),
+                 port_base=SERVERS[name], module=name, mpm="event")
+    if sb.is_running():
+        sb.stop()
+    sb.setup()
+    with open(os.path.join(sb.run_dir, "conf.d", "upload.conf"), "w") as f:
+        f.write("LoadModule h2_optfn_test_module %s\nLimitRequestBody 0\nLogLevel warn %s\n"
+                "<Location \"/discard\">\n    SetHandler h2-discard\n</Location>\n%s"
+                % (so, os.environ.get("H2_UPLOAD_LOGLEVEL", ""),
+                   os.environ.get("H2_UPLOAD_CONF", "").replace("\\n", "\n")))
+    sb.start()
+    return sb
+
+
+def toxi(method, path, body=None):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (TOXI_API, path), method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.read()
+
+
+def start_toxiproxy(servers):
+    p = subprocess.Popen([TOXIPROXY, "-host", "127.0.0.1", "-port", str(TOXI_API)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while True:
+        try:
+            toxi("GET", "/version")
+            break
+        except OSError:
+            if time.time() > deadline:
+                p.kill()
+                raise
+            time.sleep(0.1)
+    try:
+        add_proxies(servers)
+    except Exception:
+        p.terminate()
+        p.wait(10)
+        raise
+    return p
+
+
+def add_proxies(servers):
+    for (name, kind), port in TOXI_PORTS.items():
+        if name not in servers:
+            continue
+        sb = servers[name]
+        up = sb.http_port if kind == "http" else sb.https_port
+        pname = "%s-%s" % (name, kind)
+        toxi("POST", "/proxies", {"name": pname, "listen": "127.0.0.1:%d" % port,
+                                  "upstream": "127.0.0.1:%d" % up, "enabled": True})
+        for stream in ("upstream", "downstream"):
+            toxi("POST", "/proxies/%s/toxics" % pname,
+                 {"name": "lat-" + stream, "type": "latency", "stream": stream,
+                  "attributes": {"latency": 10, "jitter": 0}})
+
+
+def upload(sb, proto, port, path, max_time):
+    """One upload with curl; returns a result dict."""
+    domain = sb.server_name
+    if proto == "h2":
+        url = "https://%s:%d/discard" % (domain, port)
+        opts = ["--http2", "--cacert", sb.ca_cert, "--resolve", "%s:%d:127.0.0.1" % (domain, port)]
+    else:
+        url = "http://127.0.0.1:%d/discard" % port
+        opts = ["--http2-prior-knowledge"] if proto == "h2c" else ["--http1.1"]
+    out = tempfile.NamedTemporaryFile(delete=False)
+    out.close()
+    t0 = time.monotonic()
+    r = subprocess.run(["curl", "-sS", "-X", "POST", "-T", path, "--max-time", str(max_time),
+                        "-H", "Expect:", "-o", out.name,
+                        "-w", "%{http_code} %{size_upload} %{speed_upload}"] + opts + [url],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    took = time.monotonic() - t0
+    code, sent, speed = (r.stdout.split() + ["0", "0", "0"])[:3]
+    try:
+        with open(out.name) as f:
+            body = json.load(f)
+    except (OSError, ValueError):
+        body = {}
+    os.unlink(out.name)
+    slices = []
+    prev = 0
+    # the handler's view: from its first byte to the end of the body (a
+    # proxy in between may take the client's bytes faster than it passes
+    # them on, so curl's own figure would flatter HTTP/1.1)
+    server_mb_s = (body.get("bytes", 0) / body["us"]) if body.get("us") else 0.0
+    for us in body.get("slices_us", []):
+        slices.append(round(100.0 / max(us - prev, 1) * 1e6, 1))   # MB/s per 100 MB
+        prev = us
+    return {"status": code, "complete": r.returncode == 0 and code == "200",
+            "bytes": int(float(sent)), "seconds": round(took, 2),
+            "mb_s": round(server_mb_s, 1), "client_mb_s": round(float(speed) / 1e6, 1),
+            "slices_mb_s": slices,
+            "curl_exit": r.returncode}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=int, default=1024, help="upload size in MiB")
+    ap.add_argument("--max-time", type=int, default=90, help="seconds per upload at most")
+    ap.add_argument("--tag", default="upload")
+    ap.add_argument("--servers", default="ours,stock")
+    ap.add_argument("--links", default="loopback,20ms")
+    ap.add_argument("--protos", default="http/1.1,h2c,h2")
+    args = ap.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix="h2-upload-")
+    started = []
+    results = []
+    try:
+        data = os.path.join(tmp, "body.bin")
+        with open(data, "wb") as f:
+            f.truncate(args.size_mb * 1024 * 1024)
+        # into the page cache first: the first read of it would otherwise
+        # cost the first upload measured
+        with open(data, "rb") as f:
+            while f.read(1 << 24):
+                pass
+        so = build_module(tmp)
+        servers = {}
+        for name in args.servers.split(","):
+            servers[name] = start_server(name, so)
+            started.append(servers[name])
+        proxy = start_toxiproxy(servers)
+        started.append(proxy)
+        for link in args.links.split(","):
+            for name, sb in servers.items():
+                for proto in args.protos.split(","):
+                    kind = "https" if proto == "h2" else "http"
+                    if link == "loopback":
+                        port = sb.https_port if kind == "https" else sb.http_port
+                    else:
+                        port = TOXI_PORTS[(name, kind)]
+                    res = upload(sb, proto, port, data, args.max_time)
+                    res.update({"link": link, "server": name, "proto": proto})
+                    results.append(res)
+                    log("%-8s %-5s %-8s %7.1f MB/s %s%s" % (
+                        link, name, proto, res["mb_s"],
+                        "" if res["complete"] else "(stopped after %ds, %d MB) " % (
+                            args.max_time, res["bytes"] // 1000000),
+                        "slices " + " ".join("%.0f" % x for x in res["slices_mb_s"])))
+    finally:
+        for x in reversed(started):
+            if isinstance(x, subprocess.Popen):
+                x.terminate()
+                x.wait(10)
+            else:
+                x.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    for res in results:
+        h1 = [r for r in results if r["link"] == res["link"] and r["server"] == res["server"]
+              and r["proto"] == "http/1.1"]
+        res["ratio_to_http11"] = (round(res["mb_s"] / h1[0]["mb_s"], 2)
+                                  if h1 and h1[0]["mb_s"] else None)
+        s = res["slices_mb_s"]
+        res["slowest_slice_to_median"] = round(min(s) / statistics.median(s), 2) if s else None
+    print("\n| link | server | protocol | MB/s | vs HTTP/1.1 | slowest 100 MB slice / median |")
+    print("|---|---|---|---|---|---|")
+    for r in results:
+        print("| %s | %s | %s | %.1f%s | %s | %s |" % (
+            r["link"], r["server"], r["proto"], r["mb_s"], "" if r["complete"] else " (timed out)",
+            r["ratio_to_http11"], r["slowest_slice_to_median"]))
+    os.makedirs(RESULTS_DIR, exist_ok=True)
+    out = os.path.join(RESULTS_DIR, "%s-%s.json" % (
+        datetime.datetime.now().strftime("%Y%m%d-%H%M%S"), args.tag))
+    with open(out, "w") as f:
+        json.dump({"size_mb": args.size_mb, "max_time": args.max_time, "results": results},
+                  f, indent=1)
+    print("\nresults: %s" % out)
+
+
+if __name__ == "__main__":
+    main()

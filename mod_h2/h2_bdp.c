@@ -1,0 +1,47 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+/* Receive windows sized to the bandwidth-delay product (pure logic). */
+#include "h2_bdp.h"
+
+void h2_bdp_init(h2_bdp *b, apr_int32_t window)
+{
+    b->window = window;
+    b->since = 0;
+    b->bytes = 0;
+}
+
+apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
+                            apr_interval_time_t rtt, apr_int32_t max)
+{
+    apr_interval_time_t elapsed;
+    apr_int64_t per_rtt;
+
+    if (!b->since) {
+        b->since = now;
+        b->bytes = 0;
+    }
+    b->bytes += n;
+    elapsed = now - b->since;
+    if (rtt <= 0 || elapsed < rtt) {
+        return b->window;       /* a sample spans a round trip at least */
+    }
+    per_rtt = b->bytes * rtt / elapsed;
+    b->since = now;
+    b->bytes = 0;
+    if (2 * per_rtt > b->window && b->window < max) {
+        b->window = (b->window > max / 2)? max : 2 * b->window;
+    }
+    return b->window;
+}

@@ -1,0 +1,44 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+/* Receive windows sized to the bandwidth-delay product: the decision, pure
+ * logic (unit tested); h2_session_window.c applies it. Either thread. */
+#ifndef H2_BDP_H
+#define H2_BDP_H
+
+#include <apr_time.h>
+
+/* The largest receive window one stream grows to: at 20 ms round trip
+ * this carries 800 MB/s. The connection's memory budget bounds the sum of
+ * what its streams grow by (h2_session_window.c). */
+#define H2_BDP_WINDOW_MAX (16 * 1024 * 1024)
+
+typedef struct h2_bdp {
+    apr_int32_t window;             /* the stream's receive window now */
+    apr_time_t since;               /* the current sample began */
+    apr_int64_t bytes;              /*   and saw this much consumed */
+} h2_bdp;
+
+/* Start with the configured window (H2WindowSize, the floor). */
+void h2_bdp_init(h2_bdp *b, apr_int32_t window);
+
+/* The handler consumed n bytes at now; rtt is the connection's round trip
+ * (0: not measured yet). Returns the window the stream should have: twice
+ * the current one when, over the last round trip or more, the client sent
+ * more than half a window per round trip (the window, not the link, held
+ * it back), at most max; else the current one. */
+apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
+                            apr_interval_time_t rtt, apr_int32_t max);
+
+#endif

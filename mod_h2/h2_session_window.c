@@ -1,0 +1,115 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+/* Request body windows on the connection thread: a stream's receive window
+ * grows with the bandwidth-delay product its upload shows (h2_bdp.c), the
+ * round trip measured by a PING. H2WindowSize is the floor; what a
+ * connection's streams grow by together stays within its memory budget
+ * (H2MaxSessionStreams x H2StreamMaxMemSize). */
+#include <string.h>
+
+#include <httpd.h>
+#include <http_log.h>
+
+#include "h2.h"
+#include "h2_session_int.h"
+
+APLOG_USE_MODULE(http2);
+
+#define H2_RTT_PING "h2-rtt!!"              /* 8 bytes of PING payload */
+#define H2_RTT_EVERY apr_time_from_sec(10)  /* measured again after */
+
+void h2_session_window_data_in(h2_session *s, h2_stream *stream)
+{
+    apr_time_t now;
+
+    if (s->rtt_ping_at || s->stop >= H2_STOP_GOAWAY) {
+        return;     /* one PING out at a time */
+    }
+    now = apr_time_now();
+    if (s->rtt && now - s->rtt_at < H2_RTT_EVERY) {
+        return;
+    }
+    if (h2_session_ngcheck(s, stream->id, "measure the round trip",
+            nghttp2_submit_ping(s->ngh, NGHTTP2_FLAG_NONE,
+                                (const uint8_t *)H2_RTT_PING)) == 0) {
+        s->rtt_ping_at = now;
+    }
+}
+
+int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque)
+{
+    apr_time_t now;
+
+    if (!s->rtt_ping_at || memcmp(opaque, H2_RTT_PING, 8)) {
+        return 0;
+    }
+    now = apr_time_now();
+    s->rtt = (now > s->rtt_ping_at)? now - s->rtt_ping_at : 1;
+    s->rtt_at = now;
+    s->rtt_ping_at = 0;
+    if (APLOGctrace2(s->c1)) {
+        ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, s->c1,
+                      "h2_session(%ld): round trip %ld us", s->c1->id, (long)s->rtt);
+    }
+    return 1;
+}
+
+void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
+{
+    apr_int32_t old, w, max;
+    apr_int64_t room;
+    int rv;
+
+    if (!s->rtt) {
+        return;
+    }
+    if (!stream->bdp.window) {
+        h2_bdp_init(&stream->bdp, s->window_size);
+    }
+    old = stream->bdp.window;
+    room = (apr_int64_t)s->mem_max - s->win_extra;
+    max = (room > H2_BDP_WINDOW_MAX - old)? H2_BDP_WINDOW_MAX : (apr_int32_t)(old + room);
+    w = h2_bdp_consumed(&stream->bdp, (apr_int64_t)n, apr_time_now(), s->rtt, max);
+    if (w <= old) {
+        return;
+    }
+    rv = nghttp2_session_set_local_window_size(s->ngh, NGHTTP2_FLAG_NONE, stream->id, w);
+    if (h2_session_ngcheck(s, stream->id, "grow the stream's window", rv) != 0) {
+        stream->bdp.window = old;
+        return;
+    }
+    s->win_extra += w - old;
+    stream->win_extra += w - old;
+    if (s->conn_window < s->conn_window_base + s->win_extra) {
+        s->conn_window = s->conn_window_base + s->win_extra;
+        if (s->conn_window > NGHTTP2_MAX_WINDOW_SIZE) {
+            s->conn_window = NGHTTP2_MAX_WINDOW_SIZE;
+        }
+        h2_session_ngcheck(s, 0, "grow the connection's window",
+            nghttp2_session_set_local_window_size(s->ngh, NGHTTP2_FLAG_NONE, 0,
+                                                  (int32_t)s->conn_window));
+    }
+    if (stream->trace >= APLOG_TRACE2) {
+        ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, s->c1,
+                      "h2_session(%ld-%d): receive window %d -> %d (round trip %ld us)",
+                      s->c1->id, stream->id, old, w, (long)s->rtt);
+    }
+}
+
+void h2_session_window_closed(h2_session *s, h2_stream *stream)
+{
+    s->win_extra -= stream->win_extra;
+    stream->win_extra = 0;
+}

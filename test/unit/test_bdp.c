@@ -1,0 +1,90 @@
+/* Copyright 2026 The mod_h2 authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+/* Unit tests of the receive window sizing (h2_bdp.c). */
+#include "h2_bdp.h"
+#include "unit.h"
+
+#define MS(n) ((apr_time_t)(n) * 1000)
+
+static void test_no_growth_without_a_round_trip(void)
+{
+    h2_bdp b;
+    h2_bdp_init(&b, 65535);
+    CHECK(h2_bdp_consumed(&b, 65535, MS(1000), 0, 1 << 24) == 65535);
+    CHECK(h2_bdp_consumed(&b, 65535, MS(2000), 0, 1 << 24) == 65535);
+}
+
+static void test_window_limited_upload_doubles_each_round_trip(void)
+{
+    /* 20 ms round trip; the client sends a full window per round trip */
+    h2_bdp b;
+    apr_time_t t = MS(1000);
+    int i;
+    h2_bdp_init(&b, 65535);
+    CHECK(h2_bdp_consumed(&b, 0, t, MS(20), 1 << 24) == 65535);
+    for (i = 0; i < 12; ++i) {
+        apr_int32_t before = b.window;
+        t += MS(20);
+        CHECK(h2_bdp_consumed(&b, before, t, MS(20), 1 << 24)
+              == (2 * before > (1 << 24)? (1 << 24) : 2 * before));
+    }
+    CHECK(b.window == (1 << 24));    /* and no further */
+    t += MS(20);
+    CHECK(h2_bdp_consumed(&b, 1 << 24, t, MS(20), 1 << 24) == (1 << 24));
+}
+
+static void test_link_limited_upload_keeps_its_window(void)
+{
+    /* 1 MB window, the link carries 10 MB/s at 20 ms: 200 KB per trip */
+    h2_bdp b;
+    apr_time_t t = MS(1000);
+    int i;
+    h2_bdp_init(&b, 1 << 20);
+    h2_bdp_consumed(&b, 0, t, MS(20), 1 << 24);
+    for (i = 0; i < 50; ++i) {
+        t += MS(20);
+        CHECK(h2_bdp_consumed(&b, 200 * 1000, t, MS(20), 1 << 24) == (1 << 20));
+    }
+}
+
+static void test_samples_span_a_round_trip(void)
+{
+    /* consumption in pieces within one round trip counts together */
+    h2_bdp b;
+    h2_bdp_init(&b, 65535);
+    h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
+    CHECK(h2_bdp_consumed(&b, 30000, MS(1005), MS(20), 1 << 24) == 65535);
+    CHECK(h2_bdp_consumed(&b, 30000, MS(1010), MS(20), 1 << 24) == 65535);
+    CHECK(h2_bdp_consumed(&b, 30000, MS(1020), MS(20), 1 << 24) == 2 * 65535);
+}
+
+static void test_the_cap_is_reached_not_passed(void)
+{
+    h2_bdp b;
+    h2_bdp_init(&b, 3 * 1000 * 1000);
+    h2_bdp_consumed(&b, 0, MS(1000), MS(10), 4 * 1000 * 1000);
+    CHECK(h2_bdp_consumed(&b, 3 * 1000 * 1000, MS(1010), MS(10), 4 * 1000 * 1000)
+          == 4 * 1000 * 1000);
+}
+
+int main(void)
+{
+    test_no_growth_without_a_round_trip();
+    test_window_limited_upload_doubles_each_round_trip();
+    test_link_limited_upload_keeps_its_window();
+    test_samples_span_a_round_trip();
+    test_the_cap_is_reached_not_passed();
+    return unit_done("test_bdp");
+}
