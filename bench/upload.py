@@ -22,6 +22,7 @@ import argparse
 import datetime
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -118,6 +119,21 @@ def add_proxies(servers):
                   "attributes": {"latency": 10, "jitter": 0}})
 
 
+def cpu_seconds(sb):
+    """User + system CPU seconds of the server's processes so far."""
+    total = 0
+    tck = os.sysconf("SC_CLK_TCK")
+    for pid in subprocess.run(["pgrep", "-f", sb.run_dir], stdout=subprocess.PIPE,
+                              text=True).stdout.split():
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tck
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
 def upload(sb, proto, port, path, max_time):
     """One upload with curl; returns a result dict."""
     domain = sb.server_name
@@ -130,11 +146,15 @@ def upload(sb, proto, port, path, max_time):
     out = tempfile.NamedTemporaryFile(delete=False)
     out.close()
     t0 = time.monotonic()
+    cpu0, kids0 = cpu_seconds(sb), resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(["curl", "-sS", "-X", "POST", "-T", path, "--max-time", str(max_time),
                         "-H", "Expect:", "-o", out.name,
                         "-w", "%{http_code} %{size_upload} %{speed_upload}"] + opts + [url],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     took = time.monotonic() - t0
+    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_cpu = cpu_seconds(sb) - cpu0
+    client_cpu = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
     code, sent, speed = (r.stdout.split() + ["0", "0", "0"])[:3]
     try:
         with open(out.name) as f:
@@ -155,6 +175,8 @@ def upload(sb, proto, port, path, max_time):
             "bytes": int(float(sent)), "seconds": round(took, 2),
             "mb_s": round(server_mb_s, 1), "client_mb_s": round(float(speed) / 1e6, 1),
             "slices_mb_s": slices,
+            "server_cpu_s_per_gb": round(server_cpu / max(int(float(sent)), 1) * 1e9, 2),
+            "client_cpu_s_per_gb": round(client_cpu / max(int(float(sent)), 1) * 1e9, 2),
             "curl_exit": r.returncode}
 
 
@@ -219,12 +241,14 @@ def main():
                                   if h1 and h1[0]["mb_s"] else None)
         s = res["slices_mb_s"]
         res["slowest_slice_to_median"] = round(min(s) / statistics.median(s), 2) if s else None
-    print("\n| link | server | protocol | MB/s | vs HTTP/1.1 | slowest 100 MB slice / median |")
-    print("|---|---|---|---|---|---|")
+    print("\n| link | server | protocol | MB/s | vs HTTP/1.1 | slowest 100 MB slice / median "
+          "| CPU s/GB server | CPU s/GB curl |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
-        print("| %s | %s | %s | %.1f%s | %s | %s |" % (
+        print("| %s | %s | %s | %.1f%s | %s | %s | %.2f | %.2f |" % (
             r["link"], r["server"], r["proto"], r["mb_s"], "" if r["complete"] else " (timed out)",
-            r["ratio_to_http11"], r["slowest_slice_to_median"]))
+            r["ratio_to_http11"], r["slowest_slice_to_median"], r["server_cpu_s_per_gb"],
+            r["client_cpu_s_per_gb"]))
     os.makedirs(RESULTS_DIR, exist_ok=True)
     out = os.path.join(RESULTS_DIR, "%s-%s.json" % (
         datetime.datetime.now().strftime("%Y%m%d-%H%M%S"), args.tag))

@@ -56,9 +56,13 @@ static void apply(h2_session *s, h2_stream *stream)
 
     ep.urgency = stream->prio.urgency;
     ep.inc = stream->prio.incremental;
-    /* a no-op for clients on RFC 7540 priorities */
-    h2_session_ngcheck(s, stream->id, "change the stream's priority",
-        nghttp2_session_change_extpri_stream_priority(s->ngh, stream->id, &ep, 0));
+    /* Not for clients on RFC 7540 priorities: their streams are in the
+     * tree, and nghttp2 (1.52) would take one with data waiting out of the
+     * urgency queues it is not in, and abort on an assertion. */
+    if (h2_session_prio_extensible(s)) {
+        h2_session_ngcheck(s, stream->id, "change the stream's priority",
+            nghttp2_session_change_extpri_stream_priority(s->ngh, stream->id, &ep, 0));
+    }
     if (stream->trace >= APLOG_TRACE2) {
         ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, s->c1,
                       "h2_session(%ld-%d): priority u=%d%s", s->c1->id, stream->id,

@@ -206,7 +206,7 @@ class RawConn:
         self.rst_codes = []        # every RST_STREAM code, in order
         self.headers = {}          # stream id -> [header lists]
         self.promises = []         # (stream id, promised id, request fields)
-        self.data = {}             # stream id -> bytes received
+        self.data = {}             # stream id -> bytes received (bytearray)
         self.data_order = []       # stream id of each DATA frame, in order
         self.ended = set()
         self.frames_in = {}        # type -> count
@@ -346,7 +346,7 @@ class RawConn:
                 body = payload[1:len(payload) - payload[0]]
             else:
                 body = payload
-            self.data[sid] = self.data.get(sid, b"") + body
+            self.data.setdefault(sid, bytearray()).extend(body)
             self.data_order.append(sid)
             if flags & END_STREAM:
                 self.ended.add(sid)

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from h2client import install_cgi, with_conf
+from h2client import install_cgi, make_big_file, with_conf
 from h2raw import (FRAME_SIZE_ERROR, PROTOCOL_ERROR, RawConn, SETTINGS_INITIAL_WINDOW_SIZE,
                    SETTINGS_NO_RFC7540_PRIORITIES, headers_frame, priority_update_frame,
                    request_block, window_update_frame)
@@ -86,6 +86,27 @@ def test_urgent_request_goes_before_a_less_urgent_one_sent_first(env, how, ours_
         assert runs(order_after_opening(c, [1, 3])) == [3, 1]
 
 
+def test_urgent_request_overtakes_a_running_download(env, ours_only):
+    """A 50 MB u=7 download runs when a small u=0 request comes: the
+    small one completes while the download goes on; what of the download
+    still came before it was already on its way."""
+    from conftest import report
+    make_big_file(os.path.join(env.sandbox.docroot, "prio-50m.bin"), 50 << 20)
+    with RawConn(env, "h2c", settings=[EXTENSIBLE], timeout=30) as c:
+        get(c, 1, "/prio-50m.bin", "u=7")
+        assert c.wait(lambda: len(c.data.get(1, b"")) >= 1 << 20, 10)
+        mark = len(c.data_order)
+        get(c, 3, "/1k.txt", "u=0")
+        assert c.wait(lambda: 3 in c.ended, 10)
+        assert 1 not in c.ended
+        ahead = c.data_order[mark:c.data_order.index(3)].count(1)
+        assert c.wait(lambda: 1 in c.ended, 30)
+        assert len(c.data[1]) == 50 << 20 and len(c.data[3]) == 1024
+    report("priorities: a u=0 request during a 50 MB u=7 download: %d DATA frames "
+           "(%d KB) of the download came between its request and its response"
+           % (ahead, ahead * 16))
+
+
 def test_non_incremental_streams_of_one_urgency_go_in_request_order(env, ours_only):
     with RawConn(env, "h2c", settings=[EXTENSIBLE, SHUT]) as c:
         get(c, 1, BIG)
@@ -110,6 +131,25 @@ def test_without_the_setting_the_priority_field_does_not_order_data(env):
         get(c, 3, BIG, "u=0")
         r = runs(order_after_opening(c, [1, 3]))
         assert len(r) >= 4, r
+
+
+def test_priority_signals_of_an_rfc7540_client_leave_its_data_order_alone(env):
+    """PRIORITY_UPDATE and a response's priority field for streams whose
+    data waits in nghttp2's RFC 7540 tree: they order the workers only.
+    (nghttp2 1.52 aborts when asked to move such a stream in its urgency
+    queues; the session fuzzer found it, its input is in the corpus as
+    regress-extpri-on-rfc7540-client.)"""
+    os.makedirs(os.path.join(env.sandbox.docroot, "prio", "urgent"), exist_ok=True)
+    with open(os.path.join(env.sandbox.docroot, "prio", "urgent", "big.txt"), "wb") as f:
+        f.write(b"u" * BIG_LEN)
+    with conf(env, "prio-urgent", URGENT_CONF):
+        with RawConn(env, "h2c", settings=[SHUT]) as c:
+            get(c, 1, BIG)
+            get(c, 3, "/prio/urgent/big.txt")
+            assert c.wait(lambda: all(s in c.headers for s in (1, 3)), 10)
+            c.send(priority_update_frame(1, "u=0, i"))
+            assert len(runs(order_after_opening(c, [1, 3]))) >= 2
+            assert not c.goaways
 
 
 def test_priority_update_after_headers_reorders(env, ours_only):
