@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what building and testing mod_h2 needs -- only what is missing.
 #
-#  - Debian packages (when root; otherwise it lists them and fails)
+#  - Debian packages (when root; otherwise it lists them and fails), haproxy
+#    and nghttpx among them for the front-end tests (deploy/)
 #  - chromium (optional, for the browser tests; a failure only warns)
 #  - the Python modules h2, pytest and websocket-client for $PYTHON (default: python3 on PATH,
 #    which may be a pyenv interpreter that does not see Debian's packages)
@@ -20,7 +21,7 @@ say() { echo "deps: $*"; }
 PKGS=(apache2 apache2-dev libnghttp2-dev nghttp2-client nghttp2-server curl
       openssl ca-certificates python3 python3-pytest python3-h2 python3-pip
       pkg-config autoconf automake libtool build-essential
-      clang libclang-rt-14-dev valgrind apache2-doc)
+      clang libclang-rt-14-dev valgrind apache2-doc haproxy nghttp2-proxy)
 if ! command -v go >/dev/null 2>&1; then
     PKGS+=(golang-go)
 fi

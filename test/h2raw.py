@@ -346,7 +346,11 @@ class RawConn:
                 body = payload[1:len(payload) - payload[0]]
             else:
                 body = payload
-            self.data.setdefault(sid, bytearray()).extend(body)
+            buf = self.data.get(sid)
+            if not isinstance(buf, bytearray):
+                # a test may have reset it to bytes to keep memory flat
+                buf = self.data[sid] = bytearray(buf or b"")
+            buf.extend(body)
             self.data_order.append(sid)
             if flags & END_STREAM:
                 self.ended.add(sid)
