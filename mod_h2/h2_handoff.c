@@ -135,6 +135,17 @@ void h2_hqueue_append(h2_hqueue *q, h2_hchunk *c)
     q->mem += h2_hchunk_cost(c);
 }
 
+apr_bucket *h2_hchunk_bucket(h2_hchunk *c, apr_bucket_alloc_t *list)
+{
+    apr_size_t off = (apr_size_t)(c->data - (char *)c);
+    apr_bucket *b = apr_bucket_heap_create((const char *)c, off + c->end, free, list);
+
+    /* free() gets the chunk back: the bucket's base is the chunk itself */
+    b->start = (apr_off_t)(off + c->start);
+    b->length = c->end - c->start;
+    return b;
+}
+
 h2_hchunk *h2_hqueue_pop(h2_hqueue *q)
 {
     h2_hchunk *c = q->first;

@@ -15,6 +15,7 @@
 #ifndef H2_HANDOFF_H
 #define H2_HANDOFF_H
 
+#include <apr_buckets.h>
 #include <apr_tables.h>
 
 /* Data moving between a stream's worker thread and the connection thread.
@@ -103,6 +104,10 @@ void h2_hqueue_write(h2_hqueue *q, h2_hpool *hp, const char *data, apr_size_t le
 
 /* Free every chunk in q. */
 void h2_hqueue_clear(h2_hqueue *q, h2_hpool *hp);
+
+/* A data chunk taken out of its queue, handed on as a heap bucket of its
+ * data from start to end, without a copy: the bucket frees the chunk. */
+apr_bucket *h2_hchunk_bucket(h2_hchunk *c, apr_bucket_alloc_t *list);
 
 /* Bytes q counts against its limit. */
 apr_size_t h2_hchunk_cost(const h2_hchunk *c);

@@ -92,6 +92,9 @@ void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
     }
     s->win_extra += w - old;
     stream->win_extra += w - old;
+    /* below half the window (nghttp2's WINDOW_UPDATE threshold), reports
+     * of what the handler read change nothing the client sees */
+    h2_x_c1_set_consume_wake(stream->x, (apr_size_t)w / 4);
     if (s->conn_window < s->conn_window_base + s->win_extra) {
         s->conn_window = s->conn_window_base + s->win_extra;
         if (s->conn_window > NGHTTP2_MAX_WINDOW_SIZE) {

@@ -85,6 +85,7 @@ struct h2_x {
     int in_eos;
     apr_table_t *trailers_in;
     apr_size_t in_consumed;         /* read by the worker, not yet reported */
+    apr_size_t consume_wake;        /* 0, or report reads from this much on */
     h2_hqueue out;                  /* response from the worker */
     apr_size_t out_buffered;        /* in out and c1_out, not yet sent */
     int out_eos;                    /* worker appended EOS or RESET */
@@ -351,17 +352,15 @@ int h2_x_c1_admit(h2_x *x)
 
 void h2_x_c1_set_urgency(h2_x *x, int urgency)
 {
-    int queued;
+    /* under the queue's lock, whether the task waits there yet or not */
+    h2_workers_reprioritize(h2_workers_of_child(), &x->task, urgency);
+}
 
+void h2_x_c1_set_consume_wake(h2_x *x, apr_size_t n)
+{
     apr_thread_mutex_lock(x->xc->mutex);
-    queued = (x->state >= H2_XS_QUEUED);
-    if (!queued) {
-        x->task.urgency = (unsigned char)urgency;   /* no worker sees it yet */
-    }
+    x->consume_wake = n;
     apr_thread_mutex_unlock(x->xc->mutex);
-    if (queued) {
-        h2_workers_reprioritize(h2_workers_of_child(), &x->task, urgency);
-    }
 }
 
 void h2_x_c1_schedule(h2_x **xs, int n)
@@ -869,6 +868,14 @@ static apr_off_t body_take_locked(h2_x *x, apr_bucket_brigade *bb, int getline,
         if ((apr_off_t)k > readbytes - n) {
             k = (apr_size_t)(readbytes - n);
         }
+        else if (!getline && !speculative) {
+            /* the rest of the chunk goes whole: handed over, not copied */
+            APR_BRIGADE_INSERT_TAIL(bb, h2_hchunk_bucket(h2_hqueue_pop(&x->in),
+                                                         bb->bucket_alloc));
+            n += (apr_off_t)k;
+            c = x->in.first;
+            continue;
+        }
         if (getline) {
             const char *lf = memchr(d, '\n', k);
             if (lf) {
@@ -913,7 +920,7 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
             apr_thread_mutex_unlock(xc->mutex);
             return APR_EAGAIN;
         }
-        if (x->in_consumed > 0) {
+        if (x->in_consumed > 0 && x->in_consumed >= x->consume_wake) {
             /* the client may wait for window to send more */
             ready_locked(x, H2_WAKE_HARD);
         }
@@ -947,7 +954,8 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
     poll_drain_locked(x);
     if (!speculative && n > 0) {
         x->in_consumed += (apr_size_t)n;
-        if (x->in_consumed >= H2_HCHUNK_SIZE || !x->in.first) {
+        if (x->consume_wake? x->in_consumed >= x->consume_wake
+            : (x->in_consumed >= H2_HCHUNK_SIZE || !x->in.first)) {
             /* let the client send more */
             ready_locked(x, H2_WAKE_HARD);
         }

@@ -149,6 +149,11 @@ int h2_x_c1_admit(h2_x *x);
 /* The urgency (RFC 9218, 0..7) the stream waits for a worker with. */
 void h2_x_c1_set_urgency(h2_x *x, int urgency);
 
+/* Report what the worker reads of the body only once it is n bytes (a
+ * quarter of a grown window: nghttp2 sends WINDOW_UPDATE at half), not at
+ * every read; 0: at every read of 16 KB or that empties the queue. */
+void h2_x_c1_set_consume_wake(h2_x *x, apr_size_t n);
+
 /* Hand n admitted streams to the workers. */
 void h2_x_c1_schedule(h2_x **xs, int n);
 

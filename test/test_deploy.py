@@ -190,10 +190,13 @@ def nghttpx(env):
 
 @pytest.mark.parametrize("proto", ["--http2", "--http1.1"])
 def test_nghttpx_serves_clients_with_their_address_from_x_forwarded_for(nghttpx, proto):
-    for source in ("127.0.0.2", "127.0.0.3"):
+    seen = set()
+    for source in ("127.0.0.2", "127.0.0.3") * 3:
         out = nghttpx.curl("/cgi-bin/env.py", proto, source=source)
         assert status_of(out) == 200, out
         assert "REMOTE_ADDR=%s\n" % source in out
+        seen.add(instance_of(out))
+    assert seen == {"inst0", "inst1"}
 
 
 def backend_connections(t):

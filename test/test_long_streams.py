@@ -5,8 +5,9 @@ urgent first, test_priorities.py). A stream the client resets gives its
 worker back at once when its handler waits on us (for room to write, for
 request body), and at its next write when it waits on something else (a
 CGI's next event). A stream that waits for its client (zero window, a
-stalled upload) holds its worker no longer than H2StreamTimeout
-(test_attacks.py, attacks 6 and 7). Each message of a gRPC-style
+stalled upload) holds its worker no longer than H2StreamTimeout (here, and
+for whole connections in test_attacks.py: test_zero_window_slow_reader,
+test_stream_exhaustion_with_unfinished_uploads). Each message of a gRPC-style
 bidirectional stream goes back when the handler flushes it."""
 
 import contextlib
@@ -168,6 +169,29 @@ def test_reset_frees_a_worker_blocked_reading_the_request_body(env, echo):
             assert not c.wait(lambda: 3 in c.headers, 1)    # the one worker reads
             c.send(rst_frame(1, CANCEL))
             assert c.wait(lambda: 3 in c.ended, 3 * env.slow)
+            assert status(c, 3) == "200"
+
+
+def test_stream_waiting_for_its_client_window_gives_its_worker_up_after_stream_timeout(env):
+    install_file(env, "cgi-bin/big.sh", BIG_CGI, 0o755)
+    with conf(env, "long-wait-window", "H2MaxSessionWorkers 1\nH2StreamTimeout 1\n"):
+        with RawConn(env, "h2c", settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)],
+                     timeout=20) as c:
+            c.send(headers_frame(1, request_block(c, "/cgi-bin/big.sh")))
+            assert c.wait(lambda: 1 in c.headers, 5)
+            c.send(headers_frame(3, request_block(c, "/1k.txt")))
+            # the client never opens stream 1's window: after H2StreamTimeout
+            # its handler stops waiting and the worker is free
+            assert c.wait(lambda: 3 in c.headers, 8 * env.slow)
+            assert status(c, 3) == "200"
+
+
+def test_stalled_upload_gives_its_worker_up_after_stream_timeout(env, echo):
+    with conf(env, "long-wait-upload", "H2MaxSessionWorkers 1\nH2StreamTimeout 1\n"):
+        with RawConn(env, "h2c", timeout=20) as c:
+            c.send(headers_frame(1, request_block(c, echo, "POST"), end_stream=False))
+            c.send(headers_frame(3, request_block(c, "/1k.txt")))
+            assert c.wait(lambda: 3 in c.ended, 8 * env.slow)
             assert status(c, 3) == "200"
 
 
