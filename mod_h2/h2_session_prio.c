@@ -79,13 +79,17 @@ void h2_session_prio_request(h2_session *s, h2_stream *stream)
         /* one that does not parse is ignored (RFC 9218 4) */
         h2_prio_parse(v, strlen(v), &stream->prio);
     }
-    /* a PRIORITY_UPDATE that came first wins over the field (RFC 9218 7) */
-    for (i = 0; i < s->prio_nidle; ++i) {
+    /* a PRIORITY_UPDATE that came first wins over the field (RFC 9218 7);
+     * those for lower ids are dropped: such streams can no longer open */
+    for (i = 0; i < s->prio_nidle; ) {
         if (s->prio_idle[i].id == stream->id) {
             stream->prio = s->prio_idle[i].prio;
-            s->prio_idle[i] = s->prio_idle[--s->prio_nidle];
-            break;
         }
+        if (s->prio_idle[i].id <= stream->id) {
+            s->prio_idle[i] = s->prio_idle[--s->prio_nidle];
+            continue;
+        }
+        ++i;
     }
     if (stream->prio.urgency != H2_PRIO_URGENCY_DEFAULT || stream->prio.incremental) {
         apply(s, stream);

@@ -241,6 +241,21 @@ def test_priority_updates_for_idle_streams_up_to_the_limit_are_fine(env):
         assert not c.goaways
 
 
+def test_priority_updates_for_streams_skipped_over_do_not_count_toward_the_limit(env):
+    """Updates for ids below the last opened stream can never apply: 3 x 90
+    of them, each batch followed by a stream with a higher id, stay within
+    the 100 kept."""
+    with RawConn(env, "h2c", settings=[EXTENSIBLE]) as c:
+        sid = 1
+        for _ in range(3):
+            c.send(b"".join(priority_update_frame(sid + 2 * i, "u=1") for i in range(90)))
+            sid += 2 * 90
+            get(c, sid, "/1k.txt")
+            assert c.wait(lambda: sid in c.ended, 5), c.goaways
+            sid += 2
+        assert not c.goaways
+
+
 def test_priority_update_for_a_closed_stream_is_ignored(env):
     with RawConn(env, "h2c", settings=[EXTENSIBLE]) as c:
         get(c, 1, "/1k.txt")
