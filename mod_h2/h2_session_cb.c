@@ -85,35 +85,42 @@ static ssize_t on_send(nghttp2_session *ngh, const uint8_t *data, size_t len,
     return (ssize_t)len;
 }
 
-/* 1 when stream id closed recently, 2 when we reset it. */
-static int recently_closed(h2_session *s, int32_t id)
+/* What nghttp2 no longer knows of a client stream: it keeps no closed
+ * streams once RFC 9218 priorities are announced. */
+typedef enum {
+    H2_KNOWN,           /* open, or a new id, or not the client's */
+    H2_CLOSED,          /* closed recently, both sides done or the client reset it */
+    H2_RESET_BY_US,     /* we reset it recently: frames in flight are ignored */
+    H2_LONG_GONE,       /* older than the ring remembers, or never opened */
+} h2_forgotten;
+
+static h2_forgotten forgotten(h2_session *s, int32_t id)
 {
     int i;
-    for (i = 0; i < H2_CLOSED_RING; ++i) {
-        if (s->closed_ring[i] == id) return 1;
-        if (s->closed_ring[i] == -id) return 2;
+
+    if (!(id & 1) || id > s->max_client_stream
+        || nghttp2_session_find_stream(s->ngh, id)) {
+        return H2_KNOWN;
     }
-    return 0;
+    for (i = 0; i < H2_CLOSED_RING; ++i) {
+        if (s->closed_ring[i] == id) return H2_CLOSED;
+        if (s->closed_ring[i] == -id) return H2_RESET_BY_US;
+    }
+    return H2_LONG_GONE;
 }
 
 /* RFC 9113 5.1: DATA or HEADERS on a stream that closed when both sides
- * ended it or the client reset it is a connection error STREAM_CLOSED;
- * on one we reset, frames in flight are ignored. nghttp2 keeps no closed
- * streams to tell once RFC 9218 priorities are announced. */
-static int closed_stream_frame(h2_session *s, int32_t id)
+ * ended it or the client reset it is a connection error STREAM_CLOSED. */
+static int closed_stream_frame(h2_session *s)
 {
-    if (recently_closed(s, id) == 1 && s->stop < H2_STOP_GOAWAY) {
-        h2_session_fail(s, 0, H2_ERR_STREAM_CLOSED, "frame on a closed stream");
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    }
-    return 0;
+    h2_session_fail(s, 0, H2_ERR_STREAM_CLOSED, "frame on a closed stream");
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
 int h2_session_data_begins(h2_session *s, int32_t id)
 {
-    if ((id & 1) && id <= s->max_client_stream
-        && !nghttp2_session_find_stream(s->ngh, id)) {
-        return closed_stream_frame(s, id) == 0;
+    if (s->stop < H2_STOP_GOAWAY && forgotten(s, id) == H2_CLOSED) {
+        return closed_stream_frame(s) == 0;
     }
     return 1;
 }
@@ -125,6 +132,7 @@ static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
                           void *ud)
 {
     h2_session *s = ud;
+    h2_forgotten f;
 
     if (hd->type == NGHTTP2_PRIORITY_UPDATE) {
         return h2_session_prio_frame_begins(s, hd);
@@ -132,25 +140,23 @@ static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
     if (hd->type != NGHTTP2_HEADERS || !(hd->stream_id & 1)) {
         return 0;
     }
-    if (hd->stream_id <= s->max_client_stream
-        && !nghttp2_session_find_stream(ngh, hd->stream_id)
-        && closed_stream_frame(s, hd->stream_id) != 0) {
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    }
     if (hd->stream_id > s->max_client_stream) {
         s->max_client_stream = hd->stream_id;
+        return 0;
     }
-    else if (!nghttp2_session_find_stream(ngh, hd->stream_id)
-             && !recently_closed(s, hd->stream_id) && s->stop < H2_STOP_GOAWAY) {
-        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21024)
-                      "h2_session(%ld): client opened stream %d after %d",
-                      s->c1->id, hd->stream_id, s->max_client_stream);
-        h2_session_fail(s, 0, H2_ERR_PROTOCOL_ERROR,
-                        "stream id lower than one used before");
-        /* nothing after this frame is read */
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    f = forgotten(s, hd->stream_id);
+    if (s->stop >= H2_STOP_GOAWAY || (f != H2_CLOSED && f != H2_LONG_GONE)) {
+        return 0;
     }
-    return 0;
+    if (f == H2_CLOSED) {
+        return closed_stream_frame(s);
+    }
+    ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21024)
+                  "h2_session(%ld): client opened stream %d after %d",
+                  s->c1->id, hd->stream_id, s->max_client_stream);
+    h2_session_fail(s, 0, H2_ERR_PROTOCOL_ERROR, "stream id lower than one used before");
+    /* nothing after this frame is read */
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
 /* 1 when what the connection's streams hold (request heads, bodies and
