@@ -455,37 +455,46 @@ apr_status_t h2_c1_io_flush(h2_c1_io *io)
 apr_status_t h2_c1_io_read(h2_c1_io *io, apr_read_type_e block,
                            h2_c1_io_feed *feed, void *ctx)
 {
-    apr_status_t rv;
+    apr_status_t rv, fed = APR_SUCCESS;
     apr_bucket *b;
-    int got = 0;
+    apr_size_t got = 0, before;
 
-    rv = ap_get_brigade(io->c->input_filters, io->bb_in, AP_MODE_READBYTES,
-                        block, H2_IO_READ_SIZE);
-    if (rv != APR_SUCCESS) {
-        apr_brigade_cleanup(io->bb_in);
-        return rv;
-    }
-    while (rv == APR_SUCCESS && !APR_BRIGADE_EMPTY(io->bb_in)) {
-        const char *data;
-        apr_size_t len;
+    /* The core hands out one socket read (8000 bytes) per call: an upload
+     * takes what has arrived, up to H2_IO_READ_SIZE, in one turn of the
+     * session, so workers and the client get one wakeup and one
+     * WINDOW_UPDATE per turn instead of one per 8000 bytes. */
+    do {
+        before = got;
+        rv = ap_get_brigade(io->c->input_filters, io->bb_in, AP_MODE_READBYTES,
+                            got? APR_NONBLOCK_READ : block, H2_IO_READ_SIZE - got);
+        while (rv == APR_SUCCESS && fed == APR_SUCCESS && !APR_BRIGADE_EMPTY(io->bb_in)) {
+            const char *data;
+            apr_size_t len;
 
-        b = APR_BRIGADE_FIRST(io->bb_in);
-        if (APR_BUCKET_IS_EOS(b)) {
-            rv = APR_EOF;
-        }
-        else if (!APR_BUCKET_IS_METADATA(b)) {
-            rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
-            if (rv == APR_SUCCESS && len > 0) {
-                got = 1;
-                rv = feed(ctx, data, len);
+            b = APR_BRIGADE_FIRST(io->bb_in);
+            if (APR_BUCKET_IS_EOS(b)) {
+                rv = APR_EOF;
             }
+            else if (!APR_BUCKET_IS_METADATA(b)) {
+                rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
+                if (rv == APR_SUCCESS && len > 0) {
+                    got += len;
+                    fed = feed(ctx, data, len);
+                }
+            }
+            apr_bucket_delete(b);
         }
-        apr_bucket_delete(b);
+        apr_brigade_cleanup(io->bb_in);
+    } while (rv == APR_SUCCESS && fed == APR_SUCCESS && got > before
+             && got < H2_IO_READ_SIZE);
+    if (fed != APR_SUCCESS) {
+        return fed;
     }
-    apr_brigade_cleanup(io->bb_in);
-    if (rv == APR_SUCCESS && !got) {
-        /* the core answers a non-blocking read without data this way */
-        rv = APR_EAGAIN;
+    if (got) {
+        /* the end, an error or no more for now: the next call sees it,
+         * after what came before it was answered */
+        return APR_SUCCESS;
     }
-    return rv;
+    /* the core answers a non-blocking read without data with success */
+    return (rv == APR_SUCCESS)? APR_EAGAIN : rv;
 }

@@ -107,6 +107,7 @@ static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
 static apr_status_t read_input(h2_session *s, apr_read_type_e block)
 {
     apr_status_t rv = h2_c1_io_read(&s->io, block, feed, s);
+    h2_x_c1_body_due(s->xc);
     if (rv == APR_SUCCESS) {
         s->last_client_io = apr_time_now();
     }

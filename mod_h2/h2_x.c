@@ -29,7 +29,7 @@
 #include "h2_c2.h"
 #include "h2_util.h"
 #include "h2_workers.h"
-#include "h2_x.h"
+#include "h2_x_int.h"
 #include "h2_headers_check.h"
 #include "h2_priority.h"
 
@@ -41,77 +41,6 @@ APLOG_USE_MODULE(http2);
  * handlers) held ~80 KB each for as long as the connection stayed busy,
  * over a hundred MB per child under a steady load. */
 #define H2_C2_KEEP 4
-
-struct h2_xconn {
-    const h2_x_settings *set;
-    apr_thread_mutex_t *mutex;
-    apr_thread_cond_t *done_cond;   /* workers finished, at teardown;
-                                     * NULL under prefork */
-    h2_x *sent_first;               /* sent data since the last collect
-                                     * (connection thread) */
-    h2_hqueue sent_chunks;          /* consumed, freed (into hpool, under
-                                     * the lock) at the next collect
-                                     * (connection thread) */
-
-    /* under mutex */
-    h2_hpool hpool;
-    h2_x *ready_first, *ready_last;
-    apr_size_t mem_in;              /* request body bytes buffered */
-    apr_size_t mem_out;             /* response bytes buffered (a file
-                                     * range counts H2_HCHUNK_FILE_COST) */
-    int c1_polling;
-    int wakeup_sent;
-    h2_c1_waiter *waiter;           /* the connection thread's, while polling */
-    int n_processing;               /* QUEUED or RUNNING */
-    int n_tunnels;                  /*   of them WebSockets */
-    int n_queued;                   /* QUEUED */
-    int wake_deferred;              /* a soft wake waits for n_queued == 0 */
-    int tearing_down;
-    apr_array_header_t *c2_free;    /* kept secondary connections */
-    h2_wgroup wgroup;               /* its tasks in the workers' queue */
-};
-
-struct h2_x {
-    h2_wtask task;                  /* in the workers' queue */
-    h2_xconn *xc;
-    void *owner;
-    h2_x_req req;                   /* invariant 1 */
-
-    /* under xc->mutex */
-    h2_x_state state;
-    int tunnel;                     /* admitted as a WebSocket */
-    int aborted;                    /* the worker must stop */
-    h2_hqueue in;                   /* request body */
-    int in_eos;
-    apr_table_t *trailers_in;
-    apr_size_t in_consumed;         /* read by the worker, not yet reported */
-    apr_size_t consume_wake;        /* 0, or report reads from this much on */
-    h2_hqueue out;                  /* response from the worker */
-    apr_size_t out_buffered;        /* in out and c1_out, not yet sent */
-    int out_eos;                    /* worker appended EOS or RESET */
-    struct h2_worker *worker;
-    int worker_waits;               /* sleeps on its worker's cond */
-    int ready;                      /* in the ready list */
-    h2_x *next_ready;
-
-    /* the worker that has it only (set at creation before it is queued,
-     * like req) */
-    apr_interval_time_t timeout;    /* its request's H2StreamTimeout */
-    /* a pipe that is readable while request body (or its end) waits: for
-     * modules that poll the stream's input (h2_x_worker_pollfd); made by
-     * the worker, written under xc->mutex */
-    apr_pool_t *poll_pool;
-    apr_file_t *poll_in, *poll_out;
-    int poll_signalled;
-
-    /* connection thread only */
-    int in_sent_list;
-    h2_x *next_sent;
-    int forgotten;                  /* to be purged */
-    h2_hqueue c1_out;               /* response chunks taken over */
-    h2_hqueue held;                 /* fields nghttp2 points into */
-    apr_size_t c1_sent;             /* bytes sent since the last collect */
-};
 
 static const char *h2_x_state_str(h2_x_state state)
 {
@@ -158,38 +87,12 @@ static APR_INLINE int transit_locked(h2_x *x, h2_x_state to, const char *why)
     return transit_note(x, to, why);
 }
 
-/* Lock held: input came (body, its end, an abort); a poller sees it. */
-static void poll_signal_locked(h2_x *x)
-{
-    char b = 1;
-    apr_size_t n = 1;
-
-    if (x->poll_out && !x->poll_signalled
-        && apr_file_write(x->poll_out, &b, &n) == APR_SUCCESS) {
-        x->poll_signalled = 1;
-    }
-}
-
-/* Lock held: all input taken, the pipe goes quiet again. */
-static void poll_drain_locked(h2_x *x)
-{
-    char buf[8];
-    apr_size_t n = sizeof(buf);
-
-    if (x->poll_signalled && !x->in.first && !x->in_eos && !x->aborted) {
-        while (apr_file_read(x->poll_in, buf, &n) == APR_SUCCESS) {
-            n = sizeof(buf);
-        }
-        x->poll_signalled = 0;
-    }
-}
-
-static void signal_worker_locked(h2_x *x)
+void h2_x_signal_worker_locked(h2_x *x)
 {
     if (x->worker_waits) {
         apr_thread_cond_signal(h2_worker_cond(x->worker));
     }
-    poll_signal_locked(x);
+    h2_x_poll_signal_locked(x);
 }
 
 static void wake_c1_locked(h2_xconn *xc, int id, const char *why)
@@ -206,7 +109,7 @@ static void wake_c1_locked(h2_xconn *xc, int id, const char *why)
 }
 
 /* Put x in the ready list and wake the connection thread as wake says. */
-static void ready_locked(h2_x *x, int wake)
+void h2_x_ready_locked(h2_x *x, int wake)
 {
     h2_xconn *xc = x->xc;
 
@@ -404,7 +307,7 @@ int h2_x_c1_abort(h2_x *x)
     if (busy && !x->aborted) {
         /* the response is no longer wanted: stop the handler early */
         x->aborted = 1;
-        signal_worker_locked(x);
+        h2_x_signal_worker_locked(x);
         if (xc->set->loglevel >= APLOG_TRACE2) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
                           "h2_x(%ld-%d): worker told to stop", xc->set->c1->id,
@@ -413,39 +316,6 @@ int h2_x_c1_abort(h2_x *x)
     }
     apr_thread_mutex_unlock(xc->mutex);
     return busy;
-}
-
-int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len)
-{
-    h2_xconn *xc = x->xc;
-    int kept = 0;
-
-    apr_thread_mutex_lock(xc->mutex);
-    /* a stream may get its body before a worker picked it up */
-    if ((x->state == H2_XS_PENDING || x->state == H2_XS_QUEUED
-         || x->state == H2_XS_RUNNING) && !x->aborted) {
-        h2_hqueue_write(&x->in, &xc->hpool, data, len);
-        xc->mem_in += len;
-        signal_worker_locked(x);
-        kept = 1;
-    }
-    apr_thread_mutex_unlock(xc->mutex);
-    return kept;
-}
-
-void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers)
-{
-    if (x->state == H2_XS_NEW) {
-        /* no worker sees it yet (the usual GET): no lock */
-        x->in_eos = 1;
-        x->trailers_in = trailers;
-        return;
-    }
-    apr_thread_mutex_lock(x->xc->mutex);
-    x->in_eos = 1;
-    x->trailers_in = trailers;
-    signal_worker_locked(x);
-    apr_thread_mutex_unlock(x->xc->mutex);
 }
 
 /* Give workers the room the connection sent since the last collect. */
@@ -460,7 +330,7 @@ static void settle_sent_locked(h2_xconn *xc)
         xc->mem_out -= x->c1_sent;
         x->c1_sent = 0;
         if (x->worker_waits && x->out_buffered <= xc->set->stream_max_mem / 2) {
-            signal_worker_locked(x);
+            h2_x_signal_worker_locked(x);
         }
     }
     xc->sent_first = NULL;
@@ -549,6 +419,7 @@ void h2_x_c1_forget(h2_x *x)
 
 void h2_x_c1_purge(h2_xconn *xc)
 {
+    h2_x_c1_body_due(xc);   /* forgotten streams leave that list too */
     /* one pass per list: unlinking each stream alone walks lists as long
      * as the open streams (quadratic at -m 100) */
     apr_thread_mutex_lock(xc->mutex);
@@ -715,42 +586,6 @@ void h2_x_worker_timeout(h2_x *x, apr_interval_time_t timeout)
     x->timeout = timeout;
 }
 
-apr_status_t h2_x_worker_pollfd(h2_x *x, apr_pool_t *p, apr_pollfd_t *pfd,
-                                apr_interval_time_t *ptimeout)
-{
-    h2_xconn *xc = x->xc;
-    apr_status_t rv = APR_SUCCESS;
-
-    apr_thread_mutex_lock(xc->mutex);
-    if (!x->poll_in) {
-        if ((rv = apr_pool_create(&x->poll_pool, p)) == APR_SUCCESS) {
-            rv = apr_file_pipe_create_pools(&x->poll_in, &x->poll_out,
-                                            APR_FULL_NONBLOCK, x->poll_pool,
-                                            x->poll_pool);
-        }
-        if (rv != APR_SUCCESS) {
-            if (x->poll_pool) apr_pool_destroy(x->poll_pool);
-            x->poll_pool = NULL;
-            x->poll_in = x->poll_out = NULL;
-        }
-        else if (x->in.first || x->in_eos || x->aborted) {
-            poll_signal_locked(x);
-        }
-    }
-    if (rv == APR_SUCCESS) {
-        pfd->p = x->poll_pool;
-        pfd->desc_type = APR_POLL_FILE;
-        pfd->desc.f = x->poll_in;
-        pfd->reqevents = APR_POLLIN;
-        pfd->rtnevents = 0;
-        if (ptimeout) {
-            *ptimeout = x->timeout;
-        }
-    }
-    apr_thread_mutex_unlock(xc->mutex);
-    return rv;
-}
-
 /* Wait (lock held) until x holds less than H2StreamMaxMemSize of output,
  * or it is aborted or H2StreamTimeout passed. */
 static apr_status_t wait_for_room_locked(h2_x *x)
@@ -760,7 +595,7 @@ static apr_status_t wait_for_room_locked(h2_x *x)
 
     while (x->out_buffered >= xc->set->stream_max_mem && !x->aborted) {
         /* the client reads slower than we produce */
-        ready_locked(x, H2_WAKE_HARD);
+        h2_x_ready_locked(x, H2_WAKE_HARD);
         if (xc->set->loglevel >= APLOG_TRACE2) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
                           "h2_x(%ld-%d): worker waits for room (%" APR_SIZE_T_FMT
@@ -848,127 +683,10 @@ apr_status_t h2_x_worker_out(h2_x *x, const h2_x_item *items, int n, int flush)
         wake = H2_WAKE_HARD;   /* a frame's worth to stream out */
     }
     if (i > 0 || flush) {
-        ready_locked(x, wake);
+        h2_x_ready_locked(x, wake);
     }
     apr_thread_mutex_unlock(xc->mutex);
     return rv;
-}
-
-/* Move up to readbytes of body into bb (lock held); returns the bytes. */
-static apr_off_t body_take_locked(h2_x *x, apr_bucket_brigade *bb, int getline,
-                                  int speculative, apr_off_t readbytes)
-{
-    h2_hchunk *c;
-    apr_off_t n = 0;
-
-    for (c = x->in.first; c && n < readbytes; ) {
-        apr_size_t k = c->end - c->start;
-        const char *d = c->data + c->start;
-        int line_end = 0;
-        if ((apr_off_t)k > readbytes - n) {
-            k = (apr_size_t)(readbytes - n);
-        }
-        else if (!getline && !speculative) {
-            /* the rest of the chunk goes whole: handed over, not copied */
-            APR_BRIGADE_INSERT_TAIL(bb, h2_hchunk_bucket(h2_hqueue_pop(&x->in),
-                                                         bb->bucket_alloc));
-            n += (apr_off_t)k;
-            c = x->in.first;
-            continue;
-        }
-        if (getline) {
-            const char *lf = memchr(d, '\n', k);
-            if (lf) {
-                k = (apr_size_t)(lf - d) + 1;
-                line_end = 1;
-            }
-        }
-        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_heap_create(d, k, NULL, bb->bucket_alloc));
-        n += (apr_off_t)k;
-        if (speculative) {
-            c = c->next;
-        }
-        else {
-            c->start += k;
-            x->in.mem -= k;
-            if (c->start == c->end) {
-                h2_hpool_put(&x->xc->hpool, h2_hqueue_pop(&x->in));
-                c = x->in.first;
-            }
-        }
-        if (line_end) {
-            break;
-        }
-    }
-    return n;
-}
-
-apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
-                              int speculative, apr_read_type_e block,
-                              apr_off_t readbytes, apr_time_t deadline,
-                              apr_table_t *trailers, apr_off_t *pread)
-{
-    h2_xconn *xc = x->xc;
-    apr_status_t rv;
-    apr_off_t n;
-
-    *pread = 0;
-    apr_thread_mutex_lock(xc->mutex);
-    while (!x->in.first && !x->in_eos && !x->aborted) {
-        apr_interval_time_t wait = x->timeout;
-        if (block == APR_NONBLOCK_READ) {
-            apr_thread_mutex_unlock(xc->mutex);
-            return APR_EAGAIN;
-        }
-        if (x->in_consumed > 0 && x->in_consumed >= x->consume_wake) {
-            /* the client may wait for window to send more */
-            ready_locked(x, H2_WAKE_HARD);
-        }
-        if (deadline && deadline - apr_time_now() < wait) {
-            wait = deadline - apr_time_now();
-        }
-        rv = APR_TIMEUP;
-        if (wait > 0) {
-            if (xc->set->loglevel >= APLOG_TRACE2) {
-                ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
-                              "h2_x(%ld-%d): worker waits for request body",
-                              xc->set->c1->id, x->req.id);
-            }
-            x->worker_waits = 1;
-            rv = h2_worker_wait(x->worker, xc->mutex, wait);
-            x->worker_waits = 0;
-        }
-        if (APR_STATUS_IS_TIMEUP(rv)) {
-            apr_thread_mutex_unlock(xc->mutex);
-            return rv;
-        }
-    }
-    if (x->aborted && !x->in_eos) {
-        /* a body that is complete is still read whole: a handler reading
-         * the (empty) body of a GET whose client left meanwhile sees its
-         * end, as over HTTP/1.1, not an error to log */
-        apr_thread_mutex_unlock(xc->mutex);
-        return APR_ECONNABORTED;
-    }
-    n = body_take_locked(x, bb, getline, speculative, readbytes);
-    poll_drain_locked(x);
-    if (!speculative && n > 0) {
-        x->in_consumed += (apr_size_t)n;
-        if (x->consume_wake? x->in_consumed >= x->consume_wake
-            : (x->in_consumed >= H2_HCHUNK_SIZE || !x->in.first)) {
-            /* let the client send more */
-            ready_locked(x, H2_WAKE_HARD);
-        }
-    }
-    if (!speculative && !x->in.first && x->in_eos) {
-        if (x->trailers_in && trailers) {
-            apr_table_overlap(trailers, x->trailers_in, APR_OVERLAP_TABLES_SET);
-        }
-        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
-    }
-    apr_thread_mutex_unlock(xc->mutex);
-    *pread = n;
-    return APR_SUCCESS;
 }
 
 conn_rec *h2_x_worker_done(h2_x *x, conn_rec *c2)
@@ -990,7 +708,7 @@ conn_rec *h2_x_worker_done(h2_x *x, conn_rec *c2)
     x->worker_waits = 0;
     xc->n_processing--;
     xc->n_tunnels -= x->tunnel;
-    ready_locked(x, H2_WAKE_SOFT);
+    h2_x_ready_locked(x, H2_WAKE_SOFT);
     if (xc->n_processing == 0 && xc->tearing_down && xc->done_cond) {
         apr_thread_cond_broadcast(xc->done_cond);
     }

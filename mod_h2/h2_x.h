@@ -169,6 +169,10 @@ int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len);
 /* The body is complete; trailers (may be NULL) go to the request. */
 void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers);
 
+/* Wake the workers of streams that got body since the last call: once per
+ * read from the client, not once per DATA frame. */
+void h2_x_c1_body_due(h2_xconn *xc);
+
 /* For each stream a worker made ready since the last call: move its output
  * to the connection's queue and call cb with the body bytes the worker
  * consumed and whether it is DONE. Also settles what was sent since the
