@@ -22,7 +22,9 @@
 /* The largest receive window one stream grows to: at 20 ms round trip
  * this carries 800 MB/s. The connection's memory budget bounds the sum of
  * what its streams grow by (h2_session_window.c). */
-#define H2_BDP_WINDOW_MAX (16 * 1024 * 1024)
+#define H2_BDP_WINDOW_MAX (64 * 1024 * 1024)      /* a stream's window */
+#define H2_BDP_GROWTH_MAX (256 * 1024 * 1024)     /* what all of a connection's
+                                                   * stream windows grow by */
 
 typedef struct h2_bdp {
     apr_int32_t window;             /* the stream's receive window now */

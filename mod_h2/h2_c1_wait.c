@@ -103,7 +103,10 @@ int h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
     apr_os_sock_t fd;
     int ms = (timeout < 0)? -1 : (int)((timeout + 999) / 1000);
 
-    if (apr_os_sock_get(&fd, sock) != APR_SUCCESS) {
+    if (!sock) {
+        fd = -1;        /* poll() skips it: the wakeup alone ends the wait */
+    }
+    else if (apr_os_sock_get(&fd, sock) != APR_SUCCESS) {
         return 0;
     }
     pfd[0].fd = fd;

@@ -29,9 +29,9 @@ typedef struct h2_c1_waiter h2_c1_waiter;
 /* The calling thread's waiter, made on first use; NULL if that failed. */
 h2_c1_waiter *h2_c1_waiter_get(void);
 
-/* Sleep until sock is readable, h2_c1_waiter_wake() was called or timeout
- * passed. A wakeup that came before the call ends it at once. Returns 1
- * when it consumed a wakeup. */
+/* Sleep until sock (if not NULL) is readable, h2_c1_waiter_wake() was
+ * called or timeout passed. A wakeup that came before the call ends it at
+ * once. Returns 1 when it consumed a wakeup. */
 int h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
                       apr_interval_time_t timeout);
 

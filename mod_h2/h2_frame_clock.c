@@ -121,3 +121,11 @@ int h2_frame_clock_owed(const h2_frame_clock *fc, apr_time_t *since,
     }
     return 0;
 }
+
+void h2_frame_clock_pause(h2_frame_clock *fc, apr_interval_time_t paused)
+{
+    if (paused > 0) {
+        if (fc->in_block) fc->block_since += paused;
+        if (fc->frame_since) fc->frame_since += paused;
+    }
+}

@@ -58,4 +58,8 @@ apr_size_t h2_frame_clock_feed_to_data(h2_frame_clock *fc, const unsigned char *
 int h2_frame_clock_owed(const h2_frame_clock *fc, apr_time_t *since,
                         apr_off_t *bytes);
 
+/* The server did not read for paused: the client's time runs on from
+ * where it stood when the pause began. */
+void h2_frame_clock_pause(h2_frame_clock *fc, apr_interval_time_t paused);
+
 #endif

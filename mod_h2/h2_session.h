@@ -108,6 +108,7 @@ struct h2_session {
     apr_int64_t win_extra;          /* what stream windows grew by, all */
     apr_int64_t conn_window;        /* the connection's receive window */
     apr_int64_t conn_window_base;   /*   as it started */
+    apr_time_t in_paused_at;        /* reading paused since, or 0 */
 
     /* idle registry (h2_c1_idle.c), under its lock */
     struct h2_session *idle_prev, *idle_next;

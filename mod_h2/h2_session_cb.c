@@ -445,7 +445,12 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
         }
     }
     if (stream && body_length_ok(s, stream, 0)) {
-        drop = !h2_x_c1_body_in(stream->x, (const char *)data, len);
+        int kept = h2_x_c1_body_in(stream->x, (const char *)data, len,
+                                   (stream->win_extra > 0)? s->mem_max / 2 : 0);
+        if (kept < 0) {
+            h2_session_window_over(s, stream);
+        }
+        drop = (kept <= 0);
     }
     if (drop) {
         /* nobody will read it: keep the windows open regardless */

@@ -101,6 +101,17 @@ void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n);
 /* stream closed: what its window grew by is the connection's again. */
 void h2_session_window_closed(h2_session *s, h2_stream *stream);
 
+/* 1 while the client's bytes wait in the socket: the request bodies
+ * the connection holds (those of streams whose workers wait for the
+ * client aside) exceed half its budget, with windows grown past it. */
+int h2_session_window_paused(h2_session *s);
+
+/* Reset stream: it grew its window, its worker waits for the client to
+ * read the response, and its body would take more than half the budget
+ * (reading cannot pause for it: the WINDOW_UPDATE the worker waits for
+ * would wait behind it). */
+void h2_session_window_over(h2_session *s, h2_stream *stream);
+
 /* --- h2_session_cb.c --- */
 
 /* A DATA frame for stream id comes (its header about to reach nghttp2):

@@ -137,10 +137,11 @@ static apr_status_t send_output(h2_session *s, int *progress)
     return APR_SUCCESS;
 }
 
-/* Sleep until the client sends something or a worker has news. */
+/* Sleep until the client sends something (unless reading is paused) or
+ * a worker has news. */
 static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
 {
-    h2_x_c1_wait(s->xc, ap_get_conn_socket(s->c1), timeout);
+    h2_x_c1_wait(s->xc, s->in_paused_at? NULL : ap_get_conn_socket(s->c1), timeout);
 }
 
 static void shutdown_graceful(h2_session *s, const char *why)
@@ -304,7 +305,8 @@ static apr_interval_time_t turn_left(h2_session *s)
  * a worker. */
 static void wait_busy(h2_session *s, int how)
 {
-    apr_time_t now = apr_time_now(), deadline = owed_deadline(s);
+    /* while reading is paused, the client is not late */
+    apr_time_t now = apr_time_now(), deadline = s->in_paused_at? 0 : owed_deadline(s);
 
     if (deadline && now >= deadline) {
         too_slow(s);
@@ -346,7 +348,7 @@ apr_status_t h2_session_process(h2_session *s, int how)
             stop_softly(s);
         }
 
-        rv = read_input(s, APR_NONBLOCK_READ);
+        rv = h2_session_window_paused(s)? APR_EAGAIN : read_input(s, APR_NONBLOCK_READ);
         if (rv == APR_SUCCESS) {
             progress = 1;
         }

@@ -19,6 +19,8 @@
  * (H2MaxSessionStreams x H2StreamMaxMemSize). */
 #include <string.h>
 
+#include <apr_strings.h>
+
 #include <httpd.h>
 #include <http_log.h>
 
@@ -79,7 +81,9 @@ void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
         h2_bdp_init(&stream->bdp, s->window_size);
     }
     old = stream->bdp.window;
-    room = (apr_int64_t)s->mem_max - s->win_extra;
+    /* what the windows promise is not what the connection holds: reading
+     * pauses past half the budget (h2_session_window_paused) */
+    room = (apr_int64_t)H2_BDP_GROWTH_MAX - s->win_extra;
     max = (room > H2_BDP_WINDOW_MAX - old)? H2_BDP_WINDOW_MAX : (apr_int32_t)(old + room);
     w = h2_bdp_consumed(&stream->bdp, (apr_int64_t)n, apr_time_now(), s->rtt, max);
     if (w <= old) {
@@ -93,8 +97,10 @@ void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
     s->win_extra += w - old;
     stream->win_extra += w - old;
     /* below half the window (nghttp2's WINDOW_UPDATE threshold), reports
-     * of what the handler read change nothing the client sees */
-    h2_x_c1_set_consume_wake(stream->x, (apr_size_t)w / 4);
+     * of what the handler read change nothing the client sees; past the
+     * budget, what was read but not reported would count as held */
+    h2_x_c1_set_consume_wake(stream->x, ((apr_size_t)w < s->mem_max)? (apr_size_t)w / 4
+                                                                  : s->mem_max / 8);
     if (s->conn_window < s->conn_window_base + s->win_extra) {
         s->conn_window = s->conn_window_base + s->win_extra;
         if (s->conn_window > NGHTTP2_MAX_WINDOW_SIZE) {
@@ -115,4 +121,63 @@ void h2_session_window_closed(h2_session *s, h2_stream *stream)
 {
     s->win_extra -= stream->win_extra;
     stream->win_extra = 0;
+}
+
+/* Body held by streams whose workers wait for the client's window. */
+static apr_size_t body_stuck(h2_session *s)
+{
+    h2_stream *stream;
+    apr_size_t stuck = 0;
+
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        if (stream->has_body_in) {
+            stuck += h2_x_c1_body_stuck(stream->x);
+        }
+    }
+    return stuck;
+}
+
+int h2_session_window_paused(h2_session *s)
+{
+    apr_size_t held = 0, stuck = 0;
+    int pause = 0;
+    apr_time_t now;
+
+    if (s->win_extra > 0 || s->in_paused_at) {
+        held = h2_x_c1_body_held(s->xc);
+        if (held > s->mem_max / 2) {
+            stuck = body_stuck(s);
+            pause = (held - stuck > s->mem_max / 2);
+        }
+    }
+    if (pause == !!s->in_paused_at) {
+        return pause;
+    }
+    now = apr_time_now();
+    if (pause) {
+        s->in_paused_at = now;
+        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21103)
+                      "h2_session(%ld): reading paused: request bodies hold %"
+                      APR_SIZE_T_FMT " bytes, over half the connection's budget of %"
+                      APR_SIZE_T_FMT, s->c1->id, held, s->mem_max);
+    }
+    else {
+        /* the client's time did not run while we did not read */
+        h2_frame_clock_pause(&s->clock, now - s->in_paused_at);
+        s->last_client_io += now - s->in_paused_at;
+        ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
+                      "h2_session(%ld): reading resumed after %ld ms, %" APR_SIZE_T_FMT
+                      " bytes of request bodies held", s->c1->id,
+                      (long)apr_time_as_msec(now - s->in_paused_at), held);
+        s->in_paused_at = 0;
+    }
+    return pause;
+}
+
+void h2_session_window_over(h2_session *s, h2_stream *stream)
+{
+    h2_session_fail(s, stream->id, H2_ERR_ENHANCE_YOUR_CALM, apr_psprintf(s->pool,
+                    "request body over half the connection's budget (%" APR_SIZE_T_FMT
+                    " bytes) while its response waits for the client's window",
+                    s->mem_max));
 }

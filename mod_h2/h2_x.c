@@ -602,9 +602,9 @@ static apr_status_t wait_for_room_locked(h2_x *x)
                           " bytes buffered)", xc->set->c1->id, x->req.id,
                           x->out_buffered);
         }
-        x->worker_waits = 1;
+        x->worker_waits = x->room_waits = 1;
         rv = h2_worker_wait(x->worker, xc->mutex, x->timeout);
-        x->worker_waits = 0;
+        x->worker_waits = x->room_waits = 0;
         if (APR_STATUS_IS_TIMEUP(rv)) {
             return rv;
         }

@@ -162,9 +162,11 @@ void h2_x_c1_schedule(h2_x **xs, int n);
  * when a worker still has it. */
 int h2_x_c1_abort(h2_x *x);
 
-/* Request body bytes that arrived; 0 when nobody will read them (the
- * caller then opens the window itself). */
-int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len);
+/* Request body bytes that arrived: 1 when kept, 0 when nobody will read
+ * them (the caller then opens the window itself), -1 when stuck_max is
+ * not 0, x's worker waits for room for its output and x would hold more
+ * than stuck_max of body (dropped as well). */
+int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len, apr_size_t stuck_max);
 
 /* The body is complete; trailers (may be NULL) go to the request. */
 void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers);
@@ -172,6 +174,14 @@ void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers);
 /* Wake the workers of streams that got body since the last call: once per
  * read from the client, not once per DATA frame. */
 void h2_x_c1_body_due(h2_xconn *xc);
+
+/* Request body bytes the connection holds: queued for workers, or read by
+ * them and not yet collected. */
+apr_size_t h2_x_c1_body_held(h2_xconn *xc);
+
+/* The body x holds while its worker waits for room for its output (which
+ * only the client's WINDOW_UPDATEs make), else 0. */
+apr_size_t h2_x_c1_body_stuck(h2_x *x);
 
 /* For each stream a worker made ready since the last call: move its output
  * to the connection's queue and call cb with the body bytes the worker
@@ -200,8 +210,8 @@ void h2_x_c1_forget(h2_x *x);
 /* Drop forgotten streams from the lists of ready and sent ones. */
 void h2_x_c1_purge(h2_xconn *xc);
 
-/* Sleep until sock is readable, a worker wakes us, or timeout passes;
- * returns at once when a stream is ready already. */
+/* Sleep until sock (if not NULL) is readable, a worker wakes us, or
+ * timeout passes; returns at once when a stream is ready already. */
 void h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout);
 
 /* Streams with workers (queued or running). */

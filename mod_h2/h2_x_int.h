@@ -74,6 +74,7 @@ struct h2_x {
     int out_eos;                    /* worker appended EOS or RESET */
     struct h2_worker *worker;
     int worker_waits;               /* sleeps on its worker's cond */
+    int room_waits;                 /*   for room for its output */
     int ready;                      /* in the ready list */
     h2_x *next_ready;
 

@@ -213,6 +213,7 @@ class RawConn:
         self.server_settings = []
         self.ping_acks = 0
         self.pings = []            # payloads of the server's own PINGs
+        self.window_updates = {}   # stream id -> sum of WINDOW_UPDATE increments
         self.closed = False
         self.closed_at = None
         self.send_stalled = False
@@ -310,6 +311,9 @@ class RawConn:
             self.ping_acks += 1
         elif ftype == PING:
             self.pings.append(payload)     # answered by the test, if at all
+        elif ftype == WINDOW_UPDATE:
+            inc = struct.unpack(">I", payload[:4])[0] & 0x7fffffff
+            self.window_updates[sid] = self.window_updates.get(sid, 0) + inc
         elif ftype == GOAWAY:
             last, code = struct.unpack(">II", payload[:8])
             self.goaways.append((last & 0x7fffffff, code, payload[8:]))

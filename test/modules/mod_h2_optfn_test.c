@@ -219,11 +219,14 @@ static int echo_stream_handler(request_rec *r)
 
 /* "h2-discard": reads the request body and throws it away; answers with
  * the bytes read and, for every 100 MB, the microseconds since the first
- * byte came (the upload benchmark's slices). */
+ * byte came (the upload benchmark's slices). With ?stall_after=N&stall_ms=M
+ * it stops reading for M ms once it has read N bytes (a handler busy with
+ * something else while the body comes in). */
 #define SLICE (100 * 1000 * 1000)
 typedef struct {
     apr_off_t total, next;
     apr_time_t start;
+    long stall_after, stall_ms;
 } discard_ctx;
 
 static void discard_piece(request_rec *r, const char *data, apr_size_t len, void *ctx)
@@ -231,6 +234,10 @@ static void discard_piece(request_rec *r, const char *data, apr_size_t len, void
     discard_ctx *d = ctx;
     if (!d->start) d->start = apr_time_now();
     d->total += (apr_off_t)len;
+    if (d->stall_ms > 0 && d->total >= d->stall_after) {
+        apr_sleep(apr_time_from_msec(d->stall_ms));
+        d->stall_ms = 0;
+    }
     while (d->total >= d->next) {
         ap_rprintf(r, "%s%ld", d->next == SLICE? "" : ", ", (long)(apr_time_now() - d->start));
         d->next += SLICE;
@@ -239,10 +246,14 @@ static void discard_piece(request_rec *r, const char *data, apr_size_t len, void
 
 static int discard_handler(request_rec *r)
 {
-    discard_ctx d = { 0, SLICE, 0 };
+    discard_ctx d = { 0, SLICE, 0, 0, 0 };
 
     if (!r->handler || strcmp(r->handler, "h2-discard")) {
         return DECLINED;
+    }
+    if (r->args && sscanf(r->args, "stall_after=%ld&stall_ms=%ld", &d.stall_after,
+                          &d.stall_ms) != 2) {
+        d.stall_ms = 0;
     }
     ap_set_content_type(r, "application/json");
     ap_rputs("{\"slices_us\": [", r);

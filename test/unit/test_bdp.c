@@ -26,7 +26,7 @@ static void test_no_growth_without_a_round_trip(void)
     CHECK(h2_bdp_consumed(&b, 65535, MS(2000), 0, 1 << 24) == 65535);
 }
 
-static void test_window_limited_upload_doubles_each_round_trip(void)
+static void test_window_limited_upload_grows_sixteenfold_each_round_trip(void)
 {
     /* 20 ms round trip; the client sends a full window per round trip */
     h2_bdp b;
@@ -34,11 +34,11 @@ static void test_window_limited_upload_doubles_each_round_trip(void)
     int i;
     h2_bdp_init(&b, 65535);
     CHECK(h2_bdp_consumed(&b, 0, t, MS(20), 1 << 24) == 65535);
-    for (i = 0; i < 12; ++i) {
+    for (i = 0; i < 7; ++i) {
         apr_int32_t before = b.window;
         t += MS(20);
         CHECK(h2_bdp_consumed(&b, before, t, MS(20), 1 << 24)
-              == (2 * before > (1 << 24)? (1 << 24) : 2 * before));
+              == (before > (1 << 20)? (1 << 24) : 16 * before));
     }
     CHECK(b.window == (1 << 24));    /* and no further */
     t += MS(20);
@@ -67,7 +67,16 @@ static void test_samples_span_a_round_trip(void)
     h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
     CHECK(h2_bdp_consumed(&b, 30000, MS(1005), MS(20), 1 << 24) == 65535);
     CHECK(h2_bdp_consumed(&b, 30000, MS(1010), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 30000, MS(1020), MS(20), 1 << 24) == 2 * 65535);
+    CHECK(h2_bdp_consumed(&b, 30000, MS(1020), MS(20), 1 << 24) == 16 * 65535);
+}
+
+static void test_a_window_used_by_half_doubles(void)
+{
+    /* 40 KB of a 64 KB window per round trip: twice the window, not four */
+    h2_bdp b;
+    h2_bdp_init(&b, 65535);
+    h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
+    CHECK(h2_bdp_consumed(&b, 40000, MS(1020), MS(20), 1 << 24) == 2 * 65535);
 }
 
 static void test_the_cap_is_reached_not_passed(void)
@@ -82,7 +91,8 @@ static void test_the_cap_is_reached_not_passed(void)
 int main(void)
 {
     test_no_growth_without_a_round_trip();
-    test_window_limited_upload_doubles_each_round_trip();
+    test_window_limited_upload_grows_sixteenfold_each_round_trip();
+    test_a_window_used_by_half_doubles();
     test_link_limited_upload_keeps_its_window();
     test_samples_span_a_round_trip();
     test_the_cap_is_reached_not_passed();

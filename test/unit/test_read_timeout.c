@@ -147,6 +147,26 @@ static void test_clock_holds_a_header_block_across_continuations(void)
     CHECK(!h2_frame_clock_owed(&fc, &since, &bytes));
 }
 
+static void test_a_pause_of_the_server_is_not_the_clients_time(void)
+{
+    h2_frame_clock fc;
+    apr_time_t since;
+    apr_off_t bytes;
+    unsigned char data[9 + 100] = { 0, 0, 100, 0, 0, 0, 0, 0, 1 };
+
+    h2_frame_clock_init(&fc, 0);
+    feed_bytes(&fc, data, 30, SEC(20));
+    /* the server stopped reading for 7 s: owed as if since 27 s */
+    h2_frame_clock_pause(&fc, SEC(7));
+    CHECK(h2_frame_clock_owed(&fc, &since, &bytes) && since == SEC(27) && bytes == 30);
+    /* at a boundary, a pause changes nothing */
+    feed_bytes(&fc, data + 30, sizeof(data) - 30, SEC(28));
+    h2_frame_clock_pause(&fc, SEC(3));
+    CHECK(!h2_frame_clock_owed(&fc, &since, &bytes));
+    feed_bytes(&fc, data, 5, SEC(40));
+    CHECK(h2_frame_clock_owed(&fc, &since, &bytes) && since == SEC(40) && bytes == 5);
+}
+
 int main(void)
 {
     apr_initialize();
@@ -158,6 +178,7 @@ int main(void)
     test_clock_owes_nothing_at_boundaries();
     test_clock_restarts_with_every_frame();
     test_clock_holds_a_header_block_across_continuations();
+    test_a_pause_of_the_server_is_not_the_clients_time();
     apr_pool_destroy(pool);
     apr_terminate();
     return unit_done("test_read_timeout");
