@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Upload benchmark: a 1 GiB request body to a handler that discards it
-(test/modules/mod_h2_optfn_test.c, "h2-discard"), over HTTP/1.1, h2c and
-h2, to mod_h2 and to Debian's mod_http2, on loopback and through a link
-with 20 ms added round trip (toxiproxy: a latency toxic of 10 ms each
-way). Per upload: MB/s, the ratio to HTTP/1.1 on the same server and link,
-and the throughput of each 100 MB slice as the handler saw it (a window
+(test/modules/mod_h2_optfn_test.c, "h2-discard"), over HTTP/1.1, h2c,
+HTTP/1.1 over TLS and h2, to mod_h2 and to Debian's mod_http2, on loopback
+and through a link with 20 ms added round trip (toxiproxy: a latency toxic
+of 10 ms each way). Per upload: MB/s, the ratio to HTTP/1.1 on the same
+server, link and transport (h2c to HTTP/1.1, h2 to HTTP/1.1 over TLS), and the throughput of each 100 MB slice as the handler saw it (a window
 that collapses shows as slices slowing down).
 
     python3 bench/upload.py [--size-mb 1024] [--max-time 90] [--tag T]
@@ -44,6 +44,10 @@ TOXI_PORTS = {("ours", "http"): 23100, ("ours", "https"): 23101,
               ("stock", "http"): 23300, ("stock", "https"): 23301}
 TOXIPROXY = (shutil.which("toxiproxy-server") or shutil.which("server", path="/root/go/bin")
              or os.path.expanduser("~/go/bin/server"))
+TLS_PROTOS = ("h2", "https/1.1")
+# each protocol is compared with HTTP/1.1 over the same transport
+BASELINE = {"h2c": "http/1.1", "http/1.1": "http/1.1", "h2": "https/1.1",
+            "https/1.1": "https/1.1"}
 MODULE_SRC = os.path.join(REPO_DIR, "test", "modules", "mod_h2_optfn_test.c")
 
 
@@ -137,9 +141,10 @@ def cpu_seconds(sb):
 def upload(sb, proto, port, path, max_time):
     """One upload with curl; returns a result dict."""
     domain = sb.server_name
-    if proto == "h2":
+    if proto in TLS_PROTOS:
         url = "https://%s:%d/discard" % (domain, port)
-        opts = ["--http2", "--cacert", sb.ca_cert, "--resolve", "%s:%d:127.0.0.1" % (domain, port)]
+        opts = ["--http2" if proto == "h2" else "--http1.1", "--cacert", sb.ca_cert,
+                "--resolve", "%s:%d:127.0.0.1" % (domain, port)]
     else:
         url = "http://127.0.0.1:%d/discard" % port
         opts = ["--http2-prior-knowledge"] if proto == "h2c" else ["--http1.1"]
@@ -187,7 +192,7 @@ def main():
     ap.add_argument("--tag", default="upload")
     ap.add_argument("--servers", default="ours,stock")
     ap.add_argument("--links", default="loopback,20ms")
-    ap.add_argument("--protos", default="http/1.1,h2c,h2")
+    ap.add_argument("--protos", default="http/1.1,h2c,https/1.1,h2")
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="h2-upload-")
@@ -212,7 +217,7 @@ def main():
         for link in args.links.split(","):
             for name, sb in servers.items():
                 for proto in args.protos.split(","):
-                    kind = "https" if proto == "h2" else "http"
+                    kind = "https" if proto in TLS_PROTOS else "http"
                     if link == "loopback":
                         port = sb.https_port if kind == "https" else sb.http_port
                     else:
@@ -236,12 +241,12 @@ def main():
 
     for res in results:
         h1 = [r for r in results if r["link"] == res["link"] and r["server"] == res["server"]
-              and r["proto"] == "http/1.1"]
+              and r["proto"] == BASELINE[res["proto"]]]
         res["ratio_to_http11"] = (round(res["mb_s"] / h1[0]["mb_s"], 2)
                                   if h1 and h1[0]["mb_s"] else None)
         s = res["slices_mb_s"]
         res["slowest_slice_to_median"] = round(min(s) / statistics.median(s), 2) if s else None
-    print("\n| link | server | protocol | MB/s | vs HTTP/1.1 | slowest 100 MB slice / median "
+    print("\n| link | server | protocol | MB/s | vs HTTP/1.1 (same transport) | slowest 100 MB slice / median "
           "| CPU s/GB server | CPU s/GB curl |")
     print("|---|---|---|---|---|---|---|---|")
     for r in results:

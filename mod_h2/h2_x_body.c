@@ -82,6 +82,8 @@ int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len, apr_size_t stuck_
 
 void h2_x_c1_body_due(h2_xconn *xc)
 {
+    apr_thread_cond_t *conds[8];
+    int n = 0, i;
     h2_x *x;
 
     if (!xc->due_first) {
@@ -90,10 +92,23 @@ void h2_x_c1_body_due(h2_xconn *xc)
     apr_thread_mutex_lock(xc->mutex);
     for (x = xc->due_first; x; x = x->next_due) {
         x->in_due = 0;
-        h2_x_signal_worker_locked(x);
+        if (x->worker_waits && n < (int)(sizeof(conds) / sizeof(conds[0]))) {
+            /* Signalled after the unlock: woken while we still held the
+             * lock, the worker would preempt us only to sleep on the lock
+             * (two switches per read on a busy machine). A worker's cond
+             * lives as long as the child, and its waits check again. */
+            conds[n++] = h2_worker_cond(x->worker);
+            h2_x_poll_signal_locked(x);
+        }
+        else {
+            h2_x_signal_worker_locked(x);
+        }
     }
     xc->due_first = NULL;
     apr_thread_mutex_unlock(xc->mutex);
+    for (i = 0; i < n; ++i) {
+        apr_thread_cond_signal(conds[i]);
+    }
 }
 
 apr_size_t h2_x_c1_body_held(h2_xconn *xc)
