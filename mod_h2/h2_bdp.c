@@ -41,13 +41,14 @@ apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
     b->since = now;
     b->bytes = 0;
     if (2 * per_rtt > b->window && b->window < max) {
-        /* A client that filled the window is held back by nothing else:
-         * sixteen times as much (64 KB to 64 MB in three steps; a step
-         * takes two round trips, the client's use of a new window being
-         * seen one round trip after it went out). One that sent more than
-         * half of it: twice as much. */
-        int factor = (4 * per_rtt >= 3 * (apr_int64_t)b->window)? 16 : 2;
-        b->window = (b->window > max / factor)? max : factor * b->window;
+        /* More than half the window per round trip: the window, not the
+         * link, held the client back (WINDOW_UPDATEs go out at half the
+         * window, so a client held back by it sends between half and all
+         * of it). Sixteen times as much: 64 KB to 64 MB in three steps, a
+         * step taking two round trips (the client's use of a new window
+         * shows one round trip after it went out). Too much is only
+         * credit: what the connection holds has its own bound. */
+        b->window = (b->window > max / 16)? max : 16 * b->window;
     }
     return b->window;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <apr_strings.h>
 #include <apr_buckets.h>
+#include <apr_thread_mutex.h>
 
 #include "h2_handoff.h"
 #include "h2_headers_check.h"
@@ -37,6 +38,65 @@ static apr_size_t class_size(int k)
     return k? ((apr_size_t)1024 << (k - 1)) : 0;
 }
 
+static apr_thread_mutex_t *spare_mutex;
+static h2_hchunk *spare;
+static int nspare;
+
+static apr_status_t hspare_cleanup(void *data)
+{
+    h2_hchunk *c;
+    (void)data;
+    while ((c = spare) != NULL) {
+        spare = c->next;
+        free(c);
+    }
+    nspare = 0;
+    spare_mutex = NULL;
+    return APR_SUCCESS;
+}
+
+apr_status_t h2_hspare_child_init(apr_pool_t *pchild)
+{
+    apr_status_t rv = apr_thread_mutex_create(&spare_mutex, APR_THREAD_MUTEX_DEFAULT, pchild);
+    if (rv == APR_SUCCESS) {
+        apr_pool_cleanup_register(pchild, NULL, hspare_cleanup, apr_pool_cleanup_null);
+    }
+    return rv;
+}
+
+/* Keep a full-size chunk in the child's cache, or free it. */
+static void hspare_put(void *base)
+{
+    h2_hchunk *c = base;
+
+    if (spare_mutex && c->cap == H2_HCHUNK_SIZE) {
+        apr_thread_mutex_lock(spare_mutex);
+        if (nspare < H2_HSPARE_MAX) {
+            c->next = spare;
+            spare = c;
+            ++nspare;
+            c = NULL;
+        }
+        apr_thread_mutex_unlock(spare_mutex);
+    }
+    free(c);
+}
+
+static h2_hchunk *hspare_get(void)
+{
+    h2_hchunk *c = NULL;
+
+    if (spare && spare_mutex) {
+        apr_thread_mutex_lock(spare_mutex);
+        if ((c = spare) != NULL) {
+            spare = c->next;
+            --nspare;
+        }
+        apr_thread_mutex_unlock(spare_mutex);
+    }
+    return c;
+}
+
 h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap)
 {
     h2_hchunk *c;
@@ -51,11 +111,14 @@ h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap)
     }
     else {
         apr_size_t alloc = (k >= 0)? class_size(k) : cap;
-        c = malloc(sizeof(*c) + alloc);
+        c = (alloc == H2_HCHUNK_SIZE)? hspare_get() : NULL;
         if (!c) {
-            abort();  /* as APR does when memory runs out */
+            c = malloc(sizeof(*c) + alloc);
+            if (!c) {
+                abort();  /* as APR does when memory runs out */
+            }
+            c->cap = alloc;
         }
-        c->cap = alloc;
     }
     c->next = NULL;
     c->type = type;
@@ -94,7 +157,7 @@ void h2_hpool_put(h2_hpool *hp, h2_hchunk *c)
         hp->free_bytes += c->cap;
     }
     else {
-        free(c);
+        hspare_put(c);
     }
 }
 
@@ -138,9 +201,10 @@ void h2_hqueue_append(h2_hqueue *q, h2_hchunk *c)
 apr_bucket *h2_hchunk_bucket(h2_hchunk *c, apr_bucket_alloc_t *list)
 {
     apr_size_t off = (apr_size_t)(c->data - (char *)c);
-    apr_bucket *b = apr_bucket_heap_create((const char *)c, off + c->end, free, list);
+    apr_bucket *b = apr_bucket_heap_create((const char *)c, off + c->end, hspare_put, list);
 
-    /* free() gets the chunk back: the bucket's base is the chunk itself */
+    /* the chunk comes back to the cache (or free()): the bucket's base is
+     * the chunk itself */
     b->start = (apr_off_t)(off + c->start);
     b->length = c->end - c->start;
     return b;

@@ -84,6 +84,16 @@ typedef struct h2_hqueue {
  * open file, not memory, but must still bound how far a handler runs ahead. */
 #define H2_HCHUNK_FILE_COST 8192
 
+/* Full-size chunks freed where no pool is at hand (request body chunks a
+ * worker's buckets free) wait in a cache of the child's, at most
+ * H2_HSPARE_MAX of them, for the next connection thread that needs one:
+ * freed to malloc, an upload's chunks came back from the kernel page by
+ * page (a fifth of the connection thread's time went to page faults). */
+#define H2_HSPARE_MAX 128
+
+/* Set up the child's cache (without it, full-size chunks are freed). */
+apr_status_t h2_hspare_child_init(apr_pool_t *pchild);
+
 /* A chunk with room for cap bytes of data. */
 h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap);
 

@@ -30,6 +30,7 @@
 #include "h2_c1_io.h"
 #include "h2_fmap.h"
 #include "h2_c2.h"
+#include "h2_handoff.h"
 #include "h2_protocol.h"
 #include "h2_status.h"
 #include "h2_stream.h"
@@ -74,6 +75,9 @@ static void h2_child_init(apr_pool_t *pchild, server_rec *s)
     }
     if (rv == APR_SUCCESS) {
         rv = h2_stream_child_init(pchild);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = h2_hspare_child_init(pchild);
     }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, APLOGNO(21061)
