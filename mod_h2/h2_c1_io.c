@@ -40,6 +40,9 @@ APLOG_USE_MODULE(http2);
 /* TLS copies all data through the arena: larger writes, fewer flushes */
 #define H2_IO_ARENA_TLS     (256 * 1024)
 #define H2_IO_READ_SIZE     (64 * 1024)
+/* What the core's socket bucket reads at most at once (APR's bucket
+ * buffer size); TLS records give up to 16 KB. */
+#define H2_IO_SOCKET_READ   8000
 /* Files are mapped in windows this large: one mmap serves 256 frames. */
 #define H2_IO_MMAP_WINDOW   (4 * 1024 * 1024)
 /* Without sendfile, file ranges smaller than this are copied, not mapped. */
@@ -462,7 +465,9 @@ apr_status_t h2_c1_io_read(h2_c1_io *io, apr_read_type_e block,
     /* The core hands out one socket read (8000 bytes) per call: an upload
      * takes what has arrived, up to H2_IO_READ_SIZE, in one turn of the
      * session, so workers and the client get one wakeup and one
-     * WINDOW_UPDATE per turn instead of one per 8000 bytes. */
+     * WINDOW_UPDATE per turn instead of one per 8000 bytes. A read that
+     * came back short found the socket empty: asking again would only
+     * cost a system call (a request's turn is one read, not two). */
     do {
         before = got;
         rv = ap_get_brigade(io->c->input_filters, io->bb_in, AP_MODE_READBYTES,
@@ -485,7 +490,7 @@ apr_status_t h2_c1_io_read(h2_c1_io *io, apr_read_type_e block,
             apr_bucket_delete(b);
         }
         apr_brigade_cleanup(io->bb_in);
-    } while (rv == APR_SUCCESS && fed == APR_SUCCESS && got > before
+    } while (rv == APR_SUCCESS && fed == APR_SUCCESS && got - before >= H2_IO_SOCKET_READ
              && got < H2_IO_READ_SIZE);
     if (fed != APR_SUCCESS) {
         return fed;
