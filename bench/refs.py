@@ -71,15 +71,7 @@ class RefServer:
         wait_port(self.tls_port, 10)
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        if self in bench.STARTED:
-            bench.STARTED.remove(self)
+        bench.stop_process(self)
 
     def pids(self):
         if not self.proc or self.proc.poll() is not None:

@@ -208,21 +208,26 @@ class NghttpdInstance:
         wait_port(self.port, 10)
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        if self in STARTED:
-            STARTED.remove(self)
+        stop_process(self)
 
     def pids(self):
         return [self.proc.pid] if self.proc else []
 
     def url(self, path, tls=False, variant=""):
         return "http://127.0.0.1:%d%s" % (self.port, path)
+
+
+def stop_process(obj):
+    """Stop obj.proc (a Popen we started): SIGTERM, SIGKILL after 10 s."""
+    if obj.proc and obj.proc.poll() is None:
+        obj.proc.terminate()
+        try:
+            obj.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            obj.proc.kill()
+            obj.proc.wait(5)
+    if obj in STARTED:
+        STARTED.remove(obj)
 
 
 def threads_conf(threads_per_child):
