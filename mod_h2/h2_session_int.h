@@ -106,10 +106,10 @@ void h2_session_window_closed(h2_session *s, h2_stream *stream);
  * client aside) exceed half its budget, with windows grown past it. */
 int h2_session_window_paused(h2_session *s);
 
-/* Reset stream: it grew its window, its worker waits for the client to
- * read the response, and its body would take more than half the budget
- * (reading cannot pause for it: the WINDOW_UPDATE the worker waits for
- * would wait behind it). */
+/* Reset stream: it grew its window past half the budget before it
+ * answered, its worker now waits for the client to read the answer, and
+ * its body would take more than half the budget (reading cannot pause for
+ * it: the WINDOW_UPDATE the worker waits for would wait behind it). */
 void h2_session_window_over(h2_session *s, h2_stream *stream);
 
 /* --- h2_session_cb.c --- */

@@ -85,6 +85,13 @@ void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
      * pauses past half the budget (h2_session_window_paused) */
     room = (apr_int64_t)H2_BDP_GROWTH_MAX - s->win_extra;
     max = (room > H2_BDP_WINDOW_MAX - old)? H2_BDP_WINDOW_MAX : (apr_int32_t)(old + room);
+    if (stream->response_submitted && max > (apr_int64_t)(s->mem_max / 2)) {
+        /* A stream that answers while it reads may wait for the client's
+         * window for its answer, and reading cannot pause for it then: its
+         * window stays within half the budget, so flow control holds its
+         * client instead of a reset (h2_session_window_over). */
+        max = (old > (apr_int32_t)(s->mem_max / 2))? old : (apr_int32_t)(s->mem_max / 2);
+    }
     w = h2_bdp_consumed(&stream->bdp, (apr_int64_t)n, apr_time_now(), s->rtt, max);
     if (w <= old) {
         return;

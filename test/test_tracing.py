@@ -6,6 +6,7 @@ tells the stream's story in order. mod_h2's own log format: not run
 against the stock module."""
 
 import re
+import time
 
 import pytest
 
@@ -22,13 +23,21 @@ def trace2(env):
                          % env.sandbox.module_name)
 
 
-def story(env, start, stream_id):
-    """The trace lines of the last connection that had stream_id."""
-    text = env.sandbox.log_since(start)
-    conns = re.findall(r"h2_x\((\d+)-%d\): new -> pending" % stream_id, text)
-    assert conns, text[-3000:]
-    tag = "(%s-%d)" % (conns[-1], stream_id)
-    return [line.split("] ", 4)[-1] for line in text.splitlines() if tag in line]
+def story(env, start, stream_id, until="-[PURGE]-> PURGED"):
+    """The trace lines of the last connection that had stream_id, once one
+    of them says `until` (the connection thread may still be tearing the
+    stream down when the client has its answer), or after 5 s."""
+    deadline = time.monotonic() + 5 * getattr(env, "slow", 1)
+    while True:
+        text = env.sandbox.log_since(start)
+        conns = re.findall(r"h2_x\((\d+)-%d\): new -> pending" % stream_id, text)
+        tag = "(%s-%d)" % (conns[-1], stream_id) if conns else None
+        lines = [line.split("] ", 4)[-1] for line in text.splitlines()
+                 if tag and tag in line]
+        if not until or any(until in l for l in lines) or time.monotonic() > deadline:
+            assert conns, text[-3000:]
+            return lines
+        time.sleep(0.05)
 
 
 def index(lines, text):

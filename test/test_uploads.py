@@ -6,8 +6,11 @@ The client here answers the server's round-trip PING 50 ms late, as a
 client 50 ms away would, and sends DATA as fast as the windows the server
 grants allow. The budget is H2MaxSessionStreams x H2StreamMaxMemSize
 (6.4 MB by default); reading pauses while the request bodies a connection
-holds exceed half of it. Stock mod_http2 does not grow its windows and
-fails these (a documented improvement, docs/configuration.md)."""
+holds exceed half of it. A stream that answers while it reads keeps its
+window within half the budget instead (reading cannot pause for it: its
+answer may wait for a WINDOW_UPDATE). Stock mod_http2 does not grow its
+windows and fails these (a documented improvement,
+docs/configuration.md)."""
 
 import json
 import re
@@ -49,6 +52,12 @@ class Uploader:
                 if ident == SETTINGS_INITIAL_WINDOW_SIZE:
                     initial = value
         self.initial = initial
+
+    def state(self):
+        c = self.c
+        return {"sent": self.sent, "peak_window": self.peak_window, "window": self.window(),
+                "rst": c.rst, "goaways": c.goaways, "closed": c.closed,
+                "answered": len(c.data.get(self.sid, b"")), "pings": len(c.pings)}
 
     def window(self):
         c = self.c
@@ -181,23 +190,49 @@ def test_reading_pauses_while_a_stalled_handler_holds_half_the_budget(env, disca
     assert max(held) <= small_budget // 2 + READ_TURN, held
 
 
-def test_a_stream_whose_response_waits_for_the_client_is_reset_past_half_the_budget(
+def test_a_stream_that_answers_while_it_reads_keeps_its_window_within_half_the_budget(
         env, echo, small_budget):
-    """Bidirectional streaming whose window grew, then the client stops
-    reading the echoed response and sends on: reading cannot pause for it
-    (the WINDOW_UPDATE its worker waits for would wait behind the paused
-    input), so once the body it holds passes half the 1.6 MB budget the
-    stream gets RST_STREAM ENHANCE_YOUR_CALM; the connection goes on."""
+    """Bidirectional streaming (every piece echoed at once), 50 ms away:
+    its answer may wait for the client's window, and reading cannot pause
+    for it then, so its window grows to half the 1.6 MB budget and no
+    further. A client that stops reading the echo is then held by flow
+    control, not reset; reading again, it gets the rest, every byte."""
+    first, more = 16 << 20, 4 << 20
     with RawConn(env, "h2c", timeout=10) as c:
         post(c, 1, "/echo-stream")
         up = Uploader(c, 1)
-        assert up.send(24 << 20, end=False)
-        assert up.peak_window > small_budget, up.peak_window
+        assert up.send(first, end=False), up.state()
+        assert 65535 < up.peak_window <= small_budget // 2, up.state()
+        c.auto_window = False               # the echo now fills its window
+        up.send(more, end=False, timeout=3)
+        assert up.sent < first + more, up.state()     # held by flow control
+        assert not c.rst and not c.goaways, up.state()
+        c.auto_window = True
+        c.send(window_update_frame(0, 64 << 20) + window_update_frame(1, 64 << 20))
+        assert up.send(first + more - up.sent), up.state()
+        status, body = answer(c, 1)
+    assert status == 200
+    assert len(body) == first + more and body == b"u" * len(body)
+
+
+def test_a_stream_that_grew_its_window_before_answering_is_reset_when_its_answer_waits(
+        env, echo, small_budget):
+    """The echo starts only after 16 MB (?quiet=), so the window grows past
+    the budget while nothing is answered; then the client stops reading the
+    echo and sends on: reading cannot pause for that stream (the
+    WINDOW_UPDATE its worker waits for would wait behind the paused input),
+    so once the body it holds passes half the 1.6 MB budget it gets
+    RST_STREAM ENHANCE_YOUR_CALM; the connection goes on."""
+    with RawConn(env, "h2c", timeout=10) as c:
+        post(c, 1, "/echo-stream?quiet=%d" % (16 << 20))
+        up = Uploader(c, 1)
+        assert up.send(16 << 20, end=False), up.state()
+        assert up.peak_window > small_budget, up.state()
         c.auto_window = False               # the echo now fills its window
         up.send(16 << 20, end=False, stop=lambda: 1 in c.rst, timeout=20)
-        assert c.wait(lambda: 1 in c.rst, 10), c.answer()
+        assert c.wait(lambda: 1 in c.rst, 10), up.state()
         assert c.rst[1] == ENHANCE_YOUR_CALM
-        assert up.sent < (24 << 20) + (16 << 20)
+        assert up.sent < (16 << 20) + (16 << 20)
         c.auto_window = True
         c.send(window_update_frame(0, 32 << 20))
         c.send(headers_frame(3, request_block(c, "/1k.txt")))

@@ -206,13 +206,45 @@ static void echo_flush(request_rec *r)
 
 /* "h2-echo-stream": gRPC-style bidirectional streaming. Every piece of
  * request body that arrives goes back at once, flushed, while the request
- * still streams in. */
+ * still streams in. With ?quiet=N the first N bytes are read and not
+ * echoed: the answer starts only after them. */
+module AP_MODULE_DECLARE_DATA h2_optfn_test_module;
+
+static void echo_quiet_piece(request_rec *r, const char *data, apr_size_t len, void *ctx)
+{
+    apr_off_t *quiet = ctx;
+    if (*quiet >= (apr_off_t)len) {
+        *quiet -= (apr_off_t)len;
+        return;
+    }
+    data += *quiet;
+    len -= (apr_size_t)*quiet;
+    *quiet = 0;
+    ap_rwrite(data, len, r);
+}
+
+static void echo_quiet_flush(request_rec *r)
+{
+    apr_off_t *quiet = ap_get_module_config(r->request_config, &h2_optfn_test_module);
+    if (!quiet || !*quiet) ap_rflush(r);
+}
+
 static int echo_stream_handler(request_rec *r)
 {
+    long quiet = 0;
+    apr_off_t *left;
+
     if (!r->handler || strcmp(r->handler, "h2-echo-stream")) {
         return DECLINED;
     }
     ap_set_content_type(r, "application/octet-stream");
+    if (r->args && sscanf(r->args, "quiet=%ld", &quiet) == 1 && quiet > 0) {
+        left = apr_palloc(r->pool, sizeof(*left));
+        *left = quiet;
+        ap_set_module_config(r->request_config, &h2_optfn_test_module, left);
+        body_each(r, 8192, echo_quiet_piece, echo_quiet_flush, left);
+        return OK;
+    }
     body_each(r, 8192, echo_piece, echo_flush, NULL);
     return OK;
 }
