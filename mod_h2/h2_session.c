@@ -208,7 +208,7 @@ static apr_status_t session_teardown(void *data)
         h2_session_unlink(s, stream);
         h2_stream_destroy(stream);
     }
-    if ((held = h2_x_c1_mem_held(s->xc)) != 0 || s->hdr_budget.used) {
+    if ((held = h2_x_c1_mem_held(s->xc, NULL)) != 0 || s->hdr_budget.used) {
         /* every stream gave back what it held: anything left is a bug in
          * the accounting that bounds a connection's memory */
         ap_log_cerror(APLOG_MARK, APLOG_ERR, 0, s->c1, APLOGNO(21086)

@@ -167,7 +167,7 @@ static int mem_admits(h2_session *s)
 {
     apr_size_t held;
 
-    held = h2_x_c1_mem_held(s->xc);
+    held = h2_x_c1_mem_held(s->xc, NULL);
     if (held <= s->mem_max && s->hdr_budget.used < s->hdr_budget.max) {
         return 1;
     }

@@ -151,7 +151,7 @@ int h2_session_window_paused(h2_session *s)
     apr_time_t now;
 
     if (s->win_extra > 0 || s->in_paused_at) {
-        held = h2_x_c1_body_held(s->xc);
+        h2_x_c1_mem_held(s->xc, &held);
         if (held > s->mem_max / 2) {
             stuck = body_stuck(s);
             pause = (held - stuck > s->mem_max / 2);
@@ -183,8 +183,11 @@ int h2_session_window_paused(h2_session *s)
 
 void h2_session_window_over(h2_session *s, h2_stream *stream)
 {
-    h2_session_fail(s, stream->id, H2_ERR_ENHANCE_YOUR_CALM, apr_psprintf(s->pool,
-                    "request body over half the connection's budget (%" APR_SIZE_T_FMT
-                    " bytes) while its response waits for the client's window",
-                    s->mem_max));
+    char why[160];
+
+    /* on the stack: the session's pool would keep it for every reset */
+    apr_snprintf(why, sizeof(why), "request body over half the connection's budget (%"
+                 APR_SIZE_T_FMT " bytes) while its response waits for the client's window",
+                 s->mem_max);
+    h2_session_fail(s, stream->id, H2_ERR_ENHANCE_YOUR_CALM, why);
 }

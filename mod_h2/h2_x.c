@@ -483,11 +483,14 @@ int h2_x_c1_processing(h2_xconn *xc)
     return n;
 }
 
-apr_size_t h2_x_c1_mem_held(h2_xconn *xc)
+apr_size_t h2_x_c1_mem_held(h2_xconn *xc, apr_size_t *body)
 {
     apr_size_t held;
     apr_thread_mutex_lock(xc->mutex);
     held = xc->mem_in + xc->mem_out;
+    if (body) {
+        *body = xc->mem_in;
+    }
     apr_thread_mutex_unlock(xc->mutex);
     return held;
 }

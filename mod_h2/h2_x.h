@@ -175,10 +175,6 @@ void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers);
  * read from the client, not once per DATA frame. */
 void h2_x_c1_body_due(h2_xconn *xc);
 
-/* Request body bytes the connection holds: queued for workers, or read by
- * them and not yet collected. */
-apr_size_t h2_x_c1_body_held(h2_xconn *xc);
-
 /* The body x holds while its worker waits for room for its output (which
  * only the client's WINDOW_UPDATEs make), else 0. */
 apr_size_t h2_x_c1_body_stuck(h2_x *x);
@@ -217,8 +213,10 @@ void h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout)
 /* Streams with workers (queued or running). */
 int h2_x_c1_processing(h2_xconn *xc);
 
-/* Bytes of request bodies and responses the connection buffers. */
-apr_size_t h2_x_c1_mem_held(h2_xconn *xc);
+/* Bytes of request bodies and responses the connection buffers; of them
+ * request bodies (queued for workers, or read by them and not yet
+ * collected) in *body unless body is NULL. */
+apr_size_t h2_x_c1_mem_held(h2_xconn *xc, apr_size_t *body);
 
 /* The connection idles (final: ends, all output written or dropped): give
  * back kept secondaries and cached chunks. */

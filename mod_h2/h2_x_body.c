@@ -111,15 +111,6 @@ void h2_x_c1_body_due(h2_xconn *xc)
     }
 }
 
-apr_size_t h2_x_c1_body_held(h2_xconn *xc)
-{
-    apr_size_t held;
-    apr_thread_mutex_lock(xc->mutex);
-    held = xc->mem_in;
-    apr_thread_mutex_unlock(xc->mutex);
-    return held;
-}
-
 apr_size_t h2_x_c1_body_stuck(h2_x *x)
 {
     apr_size_t held;
