@@ -27,13 +27,12 @@ import os
 import shutil
 import socket
 import ssl
-import statistics
 import subprocess
 import sys
 import time
 
 import run as bench                                # bench/run.py's helpers
-from run import HttpdInstance, h2load, log, memory_of, proc_counters, wait_port
+from run import HttpdInstance, h2load_measured, log, memory_of, summary, wait_port
 
 PORTS = {"ours": 48000, "stock": 48200, "nginx": 48400, "h2o": 48600}
 bench.PORTS.update({"refs-ours": PORTS["ours"], "refs-stock": PORTS["stock"]})
@@ -171,15 +170,6 @@ class Httpd:
         return self.inst.sb.http_port
 
 
-def measured(srv, url, n, c, m, t=2, timeout=120):
-    before = proc_counters(srv.pids())
-    r = h2load(url, n=n, c=c, m=m, t=t, timeout=timeout)
-    after = proc_counters(srv.pids())
-    if r.get("s2xx"):
-        r["server_cpu_us_per_req"] = (after["cpu"] - before["cpu"]) * 1e6 / r["s2xx"]
-    return r
-
-
 def h2_request(port, tls, host):
     """One connection with one GET /653b.txt answered; the socket, left open."""
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -233,11 +223,6 @@ def idle_memory(srv, tls, host):
             "pss_kb_per_conn": (m1["pss_kb"] - m0["pss_kb"]) / len(socks)}
 
 
-def med(values):
-    vals = [v for v in values if v is not None]
-    return statistics.median(vals) if vals else None
-
-
 def run_rounds(args, servers, host):
     runs = []
     names = list(servers)
@@ -248,7 +233,8 @@ def run_rounds(args, servers, host):
                 for name in order:
                     srv = servers[name]
                     n = max(int(args.rate_guess * args.secs) // 100 * 100, 20000)
-                    r = measured(srv, srv.url("/653b.txt", tls), n=n, c=100, m=m)
+                    r = h2load_measured(srv, srv.url("/653b.txt", tls), n=n, c=100, m=m,
+                                        timeout=120)
                     runs.append({"case": "small", "server": name, "tls": tls, "m": m,
                                  "round": rnd, **r})
                     log("refs round %d %-5s %-4s -m %-3d %s" % (
@@ -257,7 +243,7 @@ def run_rounds(args, servers, host):
                             "server_cpu_us_per_req", 0)) if "rps" in r else r.get("error")))
         for name in order:
             srv = servers[name]
-            r = measured(srv, srv.url("/10m.txt", True), n=200, c=8, m=1)
+            r = h2load_measured(srv, srv.url("/10m.txt", True), n=200, c=8, m=1, timeout=120)
             if r.get("secs"):
                 r["mb_s"] = r["s2xx"] * bench.SIZED_FILES["10m.txt"] / r["secs"] / 1e6
             runs.append({"case": "10m", "server": name, "tls": True, "round": rnd, **r})
@@ -275,8 +261,9 @@ def table(runs, names):
     L = ["| case | " + " | ".join(names) + " | ours / nginx |", "|---" * (len(names) + 2) + "|"]
 
     def cell(case, name, tls, m, key):
-        return med([r.get(key) for r in runs if r["case"] == case and r["server"] == name
-                    and r["tls"] == tls and r.get("m") == m])
+        s = summary([r.get(key) for r in runs if r["case"] == case and r["server"] == name
+                     and r["tls"] == tls and r.get("m") == m])
+        return s["median"] if s else None
 
     ms = sorted({r["m"] for r in runs if r["case"] == "small"})
     for tls in (True, False):

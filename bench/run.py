@@ -351,6 +351,19 @@ def h2load(url, n, c, m, t=2, h1=False, timeout=60, extra=()):
     return res
 
 
+def h2load_measured(srv, url, **kw):
+    """h2load (same arguments), plus the server's CPU microseconds and
+    context switches per successful request (/proc, srv.pids())."""
+    before = proc_counters(srv.pids())
+    r = h2load(url, **kw)
+    after = proc_counters(srv.pids())
+    if r.get("s2xx"):
+        r["server_cpu_us_per_req"] = (after["cpu"] - before["cpu"]) * 1e6 / r["s2xx"]
+        r["ctxsw_per_req"] = ((after["vcsw"] + after["nvcsw"])
+                              - (before["vcsw"] + before["nvcsw"])) / r["s2xx"]
+    return r
+
+
 def parse_h2load(out, res, returncode=0):
     """Fill `res` from h2load's summary; False (and res["error"]) if the
     output has no summary."""
@@ -541,14 +554,8 @@ def scenario2(cfg, servers, out):
                 k = rnd % len(pcases)
                 for key, label, srv, h1 in pcases[k:] + pcases[:k]:
                     n = est.n_for((key, fname, m), key, c, m)
-                    before = proc_counters(srv.pids())
-                    r = h2load(srv.url("/" + fname), n=n, c=c, m=m, h1=h1,
-                               timeout=max(30, int(cfg.target_secs * 12)))
-                    after = proc_counters(srv.pids())
-                    if r.get("s2xx"):
-                        r["server_cpu_us_per_req"] = (after["cpu"] - before["cpu"]) * 1e6 / r["s2xx"]
-                        r["ctxsw_per_req"] = ((after["vcsw"] + after["nvcsw"])
-                                              - (before["vcsw"] + before["nvcsw"])) / r["s2xx"]
+                    r = h2load_measured(srv, srv.url("/" + fname), n=n, c=c, m=m, h1=h1,
+                                        timeout=max(30, int(cfg.target_secs * 12)))
                     est.update((key, fname, m), key, r)
                     runs.setdefault((key, fname, m), []).append(r)
                     log("s2 round %d %-8s %-9s -m %-3d -n %-6d %s" % (

@@ -147,6 +147,19 @@ def cpu_seconds(sb):
     return total
 
 
+def cpu_mark(sb):
+    """Where the server's and our children's CPU seconds stand now."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return cpu_seconds(sb), kids.ru_utime + kids.ru_stime
+
+
+def cpu_since(sb, mark, size):
+    """Server and client (our children's) CPU seconds per GB since mark."""
+    server, client = cpu_mark(sb)
+    return (round((server - mark[0]) / max(size, 1) * 1e9, 2),
+            round((client - mark[1]) / max(size, 1) * 1e9, 2))
+
+
 def upload(sb, proto, port, path, max_time):
     """One upload with curl; returns a result dict."""
     domain = sb.server_name
@@ -160,16 +173,14 @@ def upload(sb, proto, port, path, max_time):
     out = tempfile.NamedTemporaryFile(delete=False)
     out.close()
     t0 = time.monotonic()
-    cpu0, kids0 = cpu_seconds(sb), resource.getrusage(resource.RUSAGE_CHILDREN)
+    mark = cpu_mark(sb)
     r = subprocess.run(["curl", "-sS", "-X", "POST", "-T", path, "--max-time", str(max_time),
                         "-H", "Expect:", "-o", out.name,
                         "-w", "%{http_code} %{size_upload} %{speed_upload}"] + opts + [url],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     took = time.monotonic() - t0
-    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server_cpu = cpu_seconds(sb) - cpu0
-    client_cpu = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
     code, sent, speed = (r.stdout.split() + ["0", "0", "0"])[:3]
+    server_cpu, client_cpu = cpu_since(sb, mark, int(float(sent)))
     try:
         with open(out.name) as f:
             body = json.load(f)
@@ -189,8 +200,7 @@ def upload(sb, proto, port, path, max_time):
             "bytes": int(float(sent)), "seconds": round(took, 2),
             "mb_s": round(server_mb_s, 1), "client_mb_s": round(float(speed) / 1e6, 1),
             "slices_mb_s": slices,
-            "server_cpu_s_per_gb": round(server_cpu / max(int(float(sent)), 1) * 1e9, 2),
-            "client_cpu_s_per_gb": round(client_cpu / max(int(float(sent)), 1) * 1e9, 2),
+            "server_cpu_s_per_gb": server_cpu, "client_cpu_s_per_gb": client_cpu,
             "curl_exit": r.returncode}
 
 
@@ -204,24 +214,22 @@ def upload_h2load(sb, proto, port, path, max_time):
         cmd.append("--h1")
     cmd.append("%s://127.0.0.1:%d/discard" % (scheme, port))
     size = os.path.getsize(path)
-    cpu0, kids0 = cpu_seconds(sb), resource.getrusage(resource.RUSAGE_CHILDREN)
+    mark = cpu_mark(sb)
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=max_time)
         out, ok = r.stdout, r.returncode == 0
     except subprocess.TimeoutExpired:
         out, ok = "", False
-    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server_cpu = cpu_seconds(sb) - cpu0
-    client_cpu = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+    server_cpu, client_cpu = cpu_since(sb, mark, size)
     m = re.search(r"finished in ([\d.]+)(m?s)", out)
     secs = (float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)) if m else 0
     ok = ok and "1 succeeded" in out and secs > 0
     return {"status": "200" if ok else "?", "complete": ok, "bytes": size if ok else 0,
             "seconds": round(secs, 2), "mb_s": round(size / secs / 1e6, 1) if ok else 0.0,
             "client_mb_s": round(size / secs / 1e6, 1) if ok else 0.0, "slices_mb_s": [],
-            "server_cpu_s_per_gb": round(server_cpu / size * 1e9, 2),
-            "client_cpu_s_per_gb": round(client_cpu / size * 1e9, 2), "curl_exit": None}
+            "server_cpu_s_per_gb": server_cpu, "client_cpu_s_per_gb": client_cpu,
+            "curl_exit": None}
 
 
 def median_of_rounds(runs):
