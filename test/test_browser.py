@@ -164,6 +164,25 @@ def navigate(dt, url):
     return resp["response"]
 
 
+def navigate_new_generation(env, dt, url, timeout=15):
+    """Navigate until the page comes from the sandbox's current generation:
+    after a graceful restart Chromium may still hold an h2 connection to a
+    child of the old one (until that child's GOAWAY reaches it), and whatever
+    the old configuration did not offer (e.g. extended CONNECT) is not used
+    on it."""
+    deadline = time.time() + timeout
+    n = 0
+    while True:
+        n += 1     # a fresh URL each time: not a response from the cache
+        resp = navigate(dt, "%s%sgen-probe=%d" % (url, "&" if "?" in url else "?", n))
+        headers = {k.lower(): v for k, v in resp["headers"].items()}
+        if headers.get("x-sandbox-gen") == env.sandbox.generation:
+            return resp
+        assert time.time() < deadline, \
+            "Chromium kept a connection to the old generation: %s" % headers
+        time.sleep(0.2)
+
+
 def test_chromium_loads_page_over_h2_from_https_port(env, browser):
     url = env.https_url("/index.html")
     resp = navigate(browser, url)
@@ -234,7 +253,7 @@ def test_chromium_opens_websocket_over_its_h2_connection(env, browser):
         env.add_conf("browser-ws", WS_CONF % stats["port"])
         env.reload()
         try:
-            navigate(browser, env.https_url("/index.html"))
+            navigate_new_generation(env, browser, env.https_url("/index.html"))
             url = "wss://%s:%d/ws/chromium" % (env.domain, env.https_port)
             r = browser.call("Runtime.evaluate", awaitPromise=True, returnByValue=True,
                              expression="""new Promise((ok, fail) => {
