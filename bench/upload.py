@@ -132,12 +132,14 @@ def add_proxies(servers):
                   "attributes": {"latency": 10, "jitter": 0}})
 
 
-def cpu_seconds(sb):
-    """User + system CPU seconds of the server's processes so far."""
+PROXY_PIDS = []      # toxiproxy's, once started: its CPU is the link's cost
+
+
+def pid_cpu_seconds(pids):
+    """User + system CPU seconds of these processes so far."""
     total = 0
     tck = os.sysconf("SC_CLK_TCK")
-    for pid in subprocess.run(["pgrep", "-f", sb.run_dir], stdout=subprocess.PIPE,
-                              text=True).stdout.split():
+    for pid in pids:
         try:
             with open("/proc/%s/stat" % pid) as f:
                 fields = f.read().rsplit(")", 1)[1].split()
@@ -147,17 +149,22 @@ def cpu_seconds(sb):
     return total
 
 
+def cpu_seconds(sb):
+    """User + system CPU seconds of the server's processes so far."""
+    return pid_cpu_seconds(subprocess.run(["pgrep", "-f", sb.run_dir], stdout=subprocess.PIPE,
+                                          text=True).stdout.split())
+
+
 def cpu_mark(sb):
-    """Where the server's and our children's CPU seconds stand now."""
+    """Where the server's, our children's and the proxy's CPU seconds stand now."""
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return cpu_seconds(sb), kids.ru_utime + kids.ru_stime
+    return cpu_seconds(sb), kids.ru_utime + kids.ru_stime, pid_cpu_seconds(PROXY_PIDS)
 
 
 def cpu_since(sb, mark, size):
-    """Server and client (our children's) CPU seconds per GB since mark."""
-    server, client = cpu_mark(sb)
-    return (round((server - mark[0]) / max(size, 1) * 1e9, 2),
-            round((client - mark[1]) / max(size, 1) * 1e9, 2))
+    """Server, client (our children's) and proxy CPU seconds per GB since mark."""
+    now = cpu_mark(sb)
+    return tuple(round((b - a) / max(size, 1) * 1e9, 2) for a, b in zip(mark, now))
 
 
 def upload(sb, proto, port, path, max_time):
@@ -180,7 +187,7 @@ def upload(sb, proto, port, path, max_time):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     took = time.monotonic() - t0
     code, sent, speed = (r.stdout.split() + ["0", "0", "0"])[:3]
-    server_cpu, client_cpu = cpu_since(sb, mark, int(float(sent)))
+    server_cpu, client_cpu, proxy_cpu = cpu_since(sb, mark, int(float(sent)))
     try:
         with open(out.name) as f:
             body = json.load(f)
@@ -201,6 +208,7 @@ def upload(sb, proto, port, path, max_time):
             "mb_s": round(server_mb_s, 1), "client_mb_s": round(float(speed) / 1e6, 1),
             "slices_mb_s": slices,
             "server_cpu_s_per_gb": server_cpu, "client_cpu_s_per_gb": client_cpu,
+            "proxy_cpu_s_per_gb": proxy_cpu,
             "curl_exit": r.returncode}
 
 
@@ -221,7 +229,7 @@ def upload_h2load(sb, proto, port, path, max_time):
         out, ok = r.stdout, r.returncode == 0
     except subprocess.TimeoutExpired:
         out, ok = "", False
-    server_cpu, client_cpu = cpu_since(sb, mark, size)
+    server_cpu, client_cpu, proxy_cpu = cpu_since(sb, mark, size)
     m = re.search(r"finished in ([\d.]+)(m?s)", out)
     secs = (float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)) if m else 0
     ok = ok and "1 succeeded" in out and secs > 0
@@ -229,6 +237,7 @@ def upload_h2load(sb, proto, port, path, max_time):
             "seconds": round(secs, 2), "mb_s": round(size / secs / 1e6, 1) if ok else 0.0,
             "client_mb_s": round(size / secs / 1e6, 1) if ok else 0.0, "slices_mb_s": [],
             "server_cpu_s_per_gb": server_cpu, "client_cpu_s_per_gb": client_cpu,
+            "proxy_cpu_s_per_gb": proxy_cpu,
             "curl_exit": None}
 
 
@@ -280,6 +289,7 @@ def main():
             started.append(servers[name])
         proxy = start_toxiproxy(servers)
         started.append(proxy)
+        PROXY_PIDS.append(proxy.pid)
         for rnd, link in [(r, l) for r in range(args.rounds) for l in args.links.split(",")]:
             for name, sb in servers.items():
                 for client, proto in [(c, p) for c in args.clients.split(",")
@@ -317,14 +327,16 @@ def main():
         s = res["slices_mb_s"]
         res["slowest_slice_to_median"] = round(min(s) / statistics.median(s), 2) if s else None
     print("\n| link | server | client | protocol | MB/s | vs HTTP/1.1 (same transport) "
-          "| slowest 100 MB slice / median | CPU s/GB server | CPU s/GB client |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| slowest 100 MB slice / median | CPU s/GB server | CPU s/GB client "
+          "| CPU s/GB proxy |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print("| %s | %s | %s | %s | %.1f%s | %s | %s | %.2f | %.2f |" % (
+        print("| %s | %s | %s | %s | %.1f%s | %s | %s | %.2f | %.2f | %s |" % (
             r["link"], r["server"], r["client"], r["proto"], r["mb_s"],
             "" if r["complete"] else " (timed out)",
             r["ratio_to_http11"], r["slowest_slice_to_median"], r["server_cpu_s_per_gb"],
-            r["client_cpu_s_per_gb"]))
+            r["client_cpu_s_per_gb"],
+            "%.2f" % r["proxy_cpu_s_per_gb"] if r["link"] != "loopback" else "-"))
     os.makedirs(RESULTS_DIR, exist_ok=True)
     out = os.path.join(RESULTS_DIR, "%s-%s.json" % (
         datetime.datetime.now().strftime("%Y%m%d-%H%M%S"), args.tag))
