@@ -18,6 +18,7 @@
 #include <apr_portable.h>
 #include <apr_mmap.h>
 #include <sys/uio.h>
+#include <sys/socket.h>
 #include <apr_strings.h>
 #include <httpd.h>
 #include <http_core.h>
@@ -363,6 +364,28 @@ apr_status_t h2_c1_io_append_file(h2_c1_io *io, apr_file_t *f, apr_off_t off,
 int h2_c1_io_needs_flush(h2_c1_io *io)
 {
     return io->pending >= io->arena / 4 * 3;
+}
+
+void h2_c1_io_set_lowat(h2_c1_io *io, apr_size_t n)
+{
+#ifdef SO_RCVLOWAT
+    apr_os_sock_t fd;
+    int v = (n > 0)? (int)n : 1;
+
+    if (n == io->lowat || !io->sock || apr_os_sock_get(&fd, io->sock) != APR_SUCCESS) {
+        return;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)) == 0) {
+        io->lowat = n;
+    }
+    else if (n) {
+        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, errno, io->c, APLOGNO(21104)
+                      "h2_c1(%ld): setting SO_RCVLOWAT to %d failed, waits "
+                      "for input wake at every byte", io->c->id, v);
+    }
+#else
+    (void)io; (void)n;
+#endif
 }
 
 int h2_c1_io_has_output(h2_c1_io *io)

@@ -41,6 +41,7 @@ typedef struct h2_c1_io {
     int corked;
     int direct;                /* output chain is only the core: writev ourselves */
     int has_file;              /* bb_out holds file buckets (sendfile) */
+    apr_size_t lowat;          /* SO_RCVLOWAT set on the socket, or 0 */
 } h2_c1_io;
 
 /* Child init: the cache of output arenas. */
@@ -75,6 +76,12 @@ apr_status_t h2_c1_io_flush(h2_c1_io *io);
 
 /* 1 when enough is queued that it should be written before queueing more. */
 int h2_c1_io_needs_flush(h2_c1_io *io);
+
+/* Let polls for input see the socket readable only once n bytes are
+ * there (SO_RCVLOWAT; 0: at one byte, the default). Non-blocking reads
+ * take what there is either way; blocking reads and the MPM's polls would
+ * wait for n: set it back to 0 before either. */
+void h2_c1_io_set_lowat(h2_c1_io *io, apr_size_t n);
 
 /* 1 when output waits to be written. */
 int h2_c1_io_has_output(h2_c1_io *io);

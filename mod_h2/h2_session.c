@@ -335,6 +335,7 @@ static apr_status_t ngh_create(h2_session *s)
             nsettings = 4;
         }
         rv = nghttp2_submit_settings(s->ngh, NGHTTP2_FLAG_NONE, settings, nsettings);
+        s->settings_at = apr_time_now();
     }
     /* The connection window only has to cover what all streams may have
      * in flight; stream windows do the actual bounding. */

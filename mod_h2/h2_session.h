@@ -105,6 +105,7 @@ struct h2_session {
     apr_interval_time_t rtt;        /* round trip, 0 until measured */
     apr_time_t rtt_at;              /*   measured then */
     apr_time_t rtt_ping_at;         /* the PING out since, or 0 */
+    apr_time_t settings_at;         /* our SETTINGS went out then, unacked */
     apr_int64_t win_extra;          /* what stream windows grew by, all */
     apr_int64_t conn_window;        /* the connection's receive window */
     apr_int64_t conn_window_base;   /*   as it started */

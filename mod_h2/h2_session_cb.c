@@ -408,6 +408,9 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
             /* the initial window may have grown */
             h2_session_resume_windows(s, 0, NGHTTP2_MAX_WINDOW_SIZE);
         }
+        else {
+            h2_session_window_settings_ack(s);
+        }
         break;
     case NGHTTP2_RST_STREAM:
         h2_session_reset_check(s);

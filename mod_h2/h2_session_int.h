@@ -46,6 +46,22 @@
  * connections than MPM threads starve the rest until they time out. */
 #define H2_C1_TURN apr_time_from_msec(100)
 
+/* While reads keep bringing a stream body, its waiting worker is woken
+ * once the stream holds this much (or when a read brings it nothing, or
+ * the connection thread is to wait): woken per read (some 5 KB when the
+ * client is the slower party), a worker slept, woke and contended for the
+ * lock about three times per read (bench/upload.py, server CPU per GB). */
+#define H2_BODY_WAKE_BATCH (256 * 1024)
+
+/* While a stream takes a bulk upload (its window grew, and the client may
+ * send this much twice over without a WINDOW_UPDATE), the connection
+ * thread's waits for input end once this much has arrived, or after
+ * H2_BULK_WAIT (what else the client sends waits that long at most). Woken
+ * per arrival (some 64 KB on loopback), the connection thread and the
+ * worker each slept and woke twice as often as HTTP/1.1's one reader. */
+#define H2_BULK_LOWAT (128 * 1024)
+#define H2_BULK_WAIT apr_time_from_msec(1)
+
 /* What a connection's request heads may hold together, per stream it may
  * have open (at least two full header blocks, see h2_session_create). */
 #define H2_CONN_HEAD_SHARE (32 * 1024)
@@ -91,6 +107,10 @@ void h2_session_prio_push(h2_session *s, h2_stream *ps, h2_stream *page, h2_push
  * now and then again. */
 void h2_session_window_data_in(h2_session *s, h2_stream *stream);
 
+/* The client acknowledged our first SETTINGS: the time it took is a first
+ * round trip, for window growth before a PING measures one. */
+void h2_session_window_settings_ack(h2_session *s);
+
 /* A PING ACK: 1 when it was our round-trip PING. */
 int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque);
 
@@ -105,6 +125,10 @@ void h2_session_window_closed(h2_session *s, h2_stream *stream);
  * the connection holds (those of streams whose workers wait for the
  * client aside) exceed half its budget, with windows grown past it. */
 int h2_session_window_paused(h2_session *s);
+
+/* H2_BULK_LOWAT while a stream takes a bulk upload the client may go on
+ * sending without our WINDOW_UPDATE, else 0 (see H2_BULK_LOWAT). */
+apr_size_t h2_session_window_lowat(h2_session *s);
 
 /* Reset stream: it grew its window past half the budget before it
  * answered, its worker now waits for the client to read the answer, and

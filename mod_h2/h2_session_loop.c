@@ -107,7 +107,10 @@ static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
 static apr_status_t read_input(h2_session *s, apr_read_type_e block)
 {
     apr_status_t rv = h2_c1_io_read(&s->io, block, feed, s);
-    h2_x_c1_body_due(s->xc);
+    /* while reads bring body, workers are woken for a batch of it; a read
+     * that finds the socket empty, and every wait, wakes them for what
+     * there is */
+    h2_x_c1_body_due(s->xc, (rv == APR_SUCCESS)? H2_BODY_WAKE_BATCH : 0);
     if (rv == APR_SUCCESS) {
         s->last_client_io = apr_time_now();
     }
@@ -262,6 +265,7 @@ static int wait_idle(h2_session *s, int how)
     apr_time_t deadline = owed_deadline(s);
     apr_status_t rv;
 
+    h2_c1_io_set_lowat(&s->io, 0);      /* a blocking read wants every byte */
     if ((how & H2_RUN_MAY_PARK) && !stop_pending(s) && !deadline) {
         return 1;
     }
@@ -307,6 +311,7 @@ static void wait_busy(h2_session *s, int how)
 {
     /* while reading is paused, the client is not late */
     apr_time_t now = apr_time_now(), deadline = s->in_paused_at? 0 : owed_deadline(s);
+    apr_size_t lowat;
 
     if (deadline && now >= deadline) {
         too_slow(s);
@@ -323,12 +328,15 @@ static void wait_busy(h2_session *s, int how)
         h2_session_transit(s, H2_SEV_TIMEOUT);
         return;
     }
+    lowat = h2_session_window_lowat(s);
+    h2_c1_io_set_lowat(&s->io, lowat);
     wait_for_io(s, wait_until(s->window_waiters? H2_TINY_FRAME_RETRY
+                              : lowat? H2_BULK_WAIT
                               : (how & H2_RUN_MAY_YIELD)? turn_left(s)
                               : H2_WAIT_SLICE, deadline));
 }
 
-apr_status_t h2_session_process(h2_session *s, int how)
+static apr_status_t process(h2_session *s, int how)
 {
     apr_status_t rv;
 
@@ -381,6 +389,7 @@ apr_status_t h2_session_process(h2_session *s, int how)
                           "h2_session(%ld): turn over, %d streams in workers: "
                           "the MPM thread goes back", s->c1->id, h2_x_c1_processing(s->xc));
             h2_status_c1_state(s->srow, s->c1, "wait");
+            h2_x_c1_body_due(s->xc, 0);
             return APR_INCOMPLETE;
         }
         if (progress) {
@@ -429,4 +438,12 @@ void h2_session_goodbye(h2_session *s, const char *why)
         shutdown_graceful(s, why);
         send_output(s, &p);
     }
+}
+
+apr_status_t h2_session_process(h2_session *s, int how)
+{
+    apr_status_t rv = process(s, how);
+    /* the MPM's polls (and httpd's lingering close) want every byte */
+    h2_c1_io_set_lowat(&s->io, 0);
+    return rv;
 }

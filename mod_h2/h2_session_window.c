@@ -50,6 +50,20 @@ void h2_session_window_data_in(h2_session *s, h2_stream *stream)
     }
 }
 
+void h2_session_window_settings_ack(h2_session *s)
+{
+    apr_time_t now = apr_time_now();
+
+    if (s->settings_at && !s->rtt) {
+        /* provisional (rtt_at stays 0): an upload's first DATA still
+         * sends the PING, whose answer replaces it; meanwhile the window
+         * can grow from the upload's first round trip on instead of its
+         * second */
+        s->rtt = (now > s->settings_at)? now - s->settings_at : 1;
+    }
+    s->settings_at = 0;
+}
+
 int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque)
 {
     apr_time_t now;
@@ -179,6 +193,25 @@ int h2_session_window_paused(h2_session *s)
         s->in_paused_at = 0;
     }
     return pause;
+}
+
+apr_size_t h2_session_window_lowat(h2_session *s)
+{
+    h2_stream *stream;
+
+    /* a window grown is what tells a bulk upload from the rest */
+    if (s->win_extra <= 0 || s->in_paused_at
+        || nghttp2_session_get_local_window_size(s->ngh) < 2 * H2_BULK_LOWAT) {
+        return 0;
+    }
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        if (stream->win_extra > 0 && stream->state == H2_SS_OPEN
+            && nghttp2_session_get_stream_local_window_size(s->ngh, stream->id)
+               >= 2 * H2_BULK_LOWAT) {
+            return H2_BULK_LOWAT;
+        }
+    }
+    return 0;
 }
 
 void h2_session_window_over(h2_session *s, h2_stream *stream)

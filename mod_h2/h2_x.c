@@ -419,7 +419,7 @@ void h2_x_c1_forget(h2_x *x)
 
 void h2_x_c1_purge(h2_xconn *xc)
 {
-    h2_x_c1_body_due(xc);   /* forgotten streams leave that list too */
+    h2_x_c1_body_due(xc, 0);   /* forgotten streams leave that list too */
     /* one pass per list: unlinking each stream alone walks lists as long
      * as the open streams (quadratic at -m 100) */
     apr_thread_mutex_lock(xc->mutex);
@@ -439,6 +439,7 @@ void h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout)
     h2_c1_waiter *w = h2_c1_waiter_get();
     int woken, consumed;
 
+    h2_x_c1_body_due(xc, 0);   /* no worker waits on body while we sleep */
     if (!w) {
         apr_sleep(apr_time_from_msec(1));
         return;

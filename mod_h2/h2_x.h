@@ -171,9 +171,10 @@ int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len, apr_size_t stuck_
 /* The body is complete; trailers (may be NULL) go to the request. */
 void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers);
 
-/* Wake the workers of streams that got body since the last call: once per
+/* Wake the workers of streams that got body since the last call and hold
+ * at least min bytes of it (0: all of them); the others stay due. Once per
  * read from the client, not once per DATA frame. */
-void h2_x_c1_body_due(h2_xconn *xc);
+void h2_x_c1_body_due(h2_xconn *xc, apr_size_t min);
 
 /* The body x holds while its worker waits for room for its output (which
  * only the client's WINDOW_UPDATEs make), else 0. */

@@ -68,6 +68,7 @@ int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len, apr_size_t stuck_
               || x->state == H2_XS_RUNNING) && !x->aborted) {
         h2_hqueue_write(&x->in, &xc->hpool, data, len);
         xc->mem_in += len;
+        x->in_fresh = 1;
         if (!x->in_due) {
             /* the worker hears of it once per read (h2_x_c1_body_due) */
             x->in_due = 1;
@@ -80,17 +81,29 @@ int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len, apr_size_t stuck_
     return kept;
 }
 
-void h2_x_c1_body_due(h2_xconn *xc)
+void h2_x_c1_body_due(h2_xconn *xc, apr_size_t min)
 {
     apr_thread_cond_t *conds[8];
     int n = 0, i;
-    h2_x *x;
+    h2_x *x, *next, *keep = NULL;
 
     if (!xc->due_first) {
         return;
     }
     apr_thread_mutex_lock(xc->mutex);
-    for (x = xc->due_first; x; x = x->next_due) {
+    for (x = xc->due_first; x; x = next) {
+        next = x->next_due;
+        if (min && x->in_fresh && x->in.mem < min && x->worker_waits && !x->forgotten) {
+            /* Too little to be worth a wakeup while more is coming (this
+             * read brought some): a worker faster than its client would
+             * else sleep and wake, and contend for the lock, once per
+             * read. A read that brings it nothing wakes it. */
+            x->in_fresh = 0;
+            x->next_due = keep;
+            keep = x;
+            continue;
+        }
+        x->in_fresh = 0;
         x->in_due = 0;
         if (x->worker_waits && n < (int)(sizeof(conds) / sizeof(conds[0]))) {
             /* Signalled after the unlock: woken while we still held the
@@ -104,7 +117,7 @@ void h2_x_c1_body_due(h2_xconn *xc)
             h2_x_signal_worker_locked(x);
         }
     }
-    xc->due_first = NULL;
+    xc->due_first = keep;
     apr_thread_mutex_unlock(xc->mutex);
     for (i = 0; i < n; ++i) {
         apr_thread_cond_signal(conds[i]);

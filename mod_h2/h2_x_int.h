@@ -92,6 +92,7 @@ struct h2_x {
     int in_sent_list;
     h2_x *next_sent;
     int in_due;                     /* body came since the last h2_x_c1_body_due */
+    int in_fresh;                   /* ... since the last one that kept it due */
     h2_x *next_due;
     int forgotten;                  /* to be purged */
     h2_hqueue c1_out;               /* response chunks taken over */
