@@ -238,3 +238,25 @@ def test_a_stream_that_grew_its_window_before_answering_is_reset_when_its_answer
         c.send(headers_frame(3, request_block(c, "/1k.txt")))
         assert answer(c, 3)[0] == 200
         assert not c.goaways
+
+
+def test_other_streams_are_served_while_an_upload_streams_in(env, echo):
+    """While one stream's upload comes in as fast as its grown window
+    allows (the server batches its reads and its handler's wakeups), a
+    second stream's few body bytes reach their handler and come back, and
+    a GET is answered, before the upload is over."""
+    with RawConn(env, "h2c", timeout=10) as c:
+        post(c, 1, "/echo-stream?quiet=%d" % (1 << 30))
+        up = Uploader(c, 1)
+        assert up.send(16 << 20, end=False), up.state()
+        assert up.peak_window > 65535, up.state()
+        post(c, 3, "/echo-stream")
+        c.send(data_frame(3, b"ping-3"))
+        c.send(headers_frame(5, request_block(c, "/1k.txt")))
+        served = lambda: bytes(c.data.get(3, b"")) == b"ping-3" and c.stream_done(5)
+        up.send(32 << 20, end=False, stop=served)
+        assert served(), up.state()
+        assert up.sent < (48 << 20), up.state()     # the upload was not over
+        assert bytes(c.data[3]) == b"ping-3"
+        assert c.status(5) == 200 and len(c.data[5]) == 1024
+        assert not c.rst and not c.goaways
