@@ -34,10 +34,23 @@ apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
     }
     b->bytes += n;
     elapsed = now - b->since;
-    if (rtt <= 0 || elapsed < rtt) {
-        return b->window;       /* a sample spans a round trip at least */
+    if (rtt <= 0) {
+        return b->window;
     }
-    per_rtt = b->bytes * rtt / elapsed;
+    if (elapsed < rtt) {
+        /* A sample spans a round trip, unless more than half the window
+         * was used within less: that much per round trip at least, and the
+         * window grows an upload's round trip sooner (the bytes still in
+         * flight from before are one sixteenth of the new window, they do
+         * not make it grow again). */
+        if (2 * b->bytes <= b->window) {
+            return b->window;
+        }
+        per_rtt = b->bytes;
+    }
+    else {
+        per_rtt = b->bytes * rtt / elapsed;
+    }
     b->since = now;
     b->bytes = 0;
     if (2 * per_rtt > b->window && b->window < max) {

@@ -36,10 +36,11 @@ typedef struct h2_bdp {
 void h2_bdp_init(h2_bdp *b, apr_int32_t window);
 
 /* The handler consumed n bytes at now; rtt is the connection's round trip
- * (0: not measured yet). Returns the window the stream should have: twice
- * the current one when, over the last round trip or more, the client sent
- * more than half a window per round trip (the window, not the link, held
- * it back), at most max; else the current one. */
+ * (0: not measured yet). Returns the window the stream should have:
+ * sixteen times the current one when, over the last round trip or more (or
+ * within less), the client sent more than half a window per round trip
+ * (the window, not the link, held it back), at most max; else the current
+ * one. */
 apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
                             apr_interval_time_t rtt, apr_int32_t max);
 

@@ -65,9 +65,23 @@ static void test_samples_span_a_round_trip(void)
     h2_bdp b;
     h2_bdp_init(&b, 65535);
     h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
+    CHECK(h2_bdp_consumed(&b, 20000, MS(1005), MS(20), 1 << 24) == 65535);
+    CHECK(h2_bdp_consumed(&b, 10000, MS(1010), MS(20), 1 << 24) == 65535);
+    CHECK(h2_bdp_consumed(&b, 10000, MS(1020), MS(20), 1 << 24) == 16 * 65535);
+}
+
+static void test_half_a_window_used_within_a_round_trip_grows_at_once(void)
+{
+    /* 60 KB of a 64 KB window 10 ms into a 20 ms round trip: at least that
+     * much per round trip; what was in flight before (one sixteenth of the
+     * new window) does not grow it again */
+    h2_bdp b;
+    h2_bdp_init(&b, 65535);
+    h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
     CHECK(h2_bdp_consumed(&b, 30000, MS(1005), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 30000, MS(1010), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 30000, MS(1020), MS(20), 1 << 24) == 16 * 65535);
+    CHECK(h2_bdp_consumed(&b, 30000, MS(1010), MS(20), 1 << 24) == 16 * 65535);
+    CHECK(h2_bdp_consumed(&b, 65535, MS(1015), MS(20), 1 << 24) == 16 * 65535);
+    CHECK(h2_bdp_consumed(&b, 0, MS(1030), MS(20), 1 << 24) == 16 * 65535);
 }
 
 static void test_a_window_used_by_more_than_half_grows(void)
@@ -97,6 +111,7 @@ int main(void)
     test_a_window_used_by_more_than_half_grows();
     test_link_limited_upload_keeps_its_window();
     test_samples_span_a_round_trip();
+    test_half_a_window_used_within_a_round_trip_grows_at_once();
     test_the_cap_is_reached_not_passed();
     return unit_done("test_bdp");
 }
