@@ -7,6 +7,10 @@ loopback ports of its own.
     python3 bench/refs.py [--rounds 3] [--ms 1,10,40,100] [--secs 3]
                           [--servers ours,stock,nginx,h2o] [--tag T]
 
+--servers may add "ours-nowarm" (ours with H2TLSWarmUpSize 0, TLS rows:
+nginx and h2o send full records from the start) and "h1" (HTTP/1.1 on
+the same httpd, pipelined for -m > 1: what its MPM alone costs).
+
 Cases, every round interleaved:
   small  h2load -c 100 -t 2 -m M on /653b.txt, over TLS (h2, TLS 1.3
          AES-128-GCM: h2load's choice) and h2c: req/s and the server's CPU
@@ -170,6 +174,39 @@ class Httpd:
         return self.inst.sb.http_port
 
 
+class Variant:
+    """Another face of the "ours" httpd: "ours-nowarm", its TLS port with
+    H2TLSWarmUpSize 0 (nginx and h2o have no warm-up; TLS rows only), or
+    "h1", HTTP/1.1 (pipelined for -m > 1) on the same httpd, the reference
+    for what its MPM costs per request."""
+
+    def __init__(self, name, base):
+        self.name, self.base = name, base
+        self.h1 = (name == "h1")
+        self.tls_only = (name == "ours-nowarm")
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+    def pids(self):
+        return self.base.pids()
+
+    def url(self, path, tls=False):
+        return self.base.inst.url(path, tls=tls,
+                                  variant="nowarm" if self.tls_only and tls else "")
+
+    @property
+    def tls_port(self):
+        return self.base.tls_port + (1 if self.tls_only else 0)
+
+    @property
+    def h2c_port(self):
+        return self.base.h2c_port
+
+
 def h2_request(port, tls, host):
     """One connection with one GET /653b.txt answered; the socket, left open."""
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -232,9 +269,11 @@ def run_rounds(args, servers, host):
             for m in args.ms:
                 for name in order:
                     srv = servers[name]
+                    if getattr(srv, "tls_only", False) and not tls:
+                        continue
                     n = max(int(args.rate_guess * args.secs) // 100 * 100, 20000)
                     r = h2load_measured(srv, srv.url("/653b.txt", tls), n=n, c=100, m=m,
-                                        timeout=120)
+                                        h1=getattr(srv, "h1", False), timeout=120)
                     runs.append({"case": "small", "server": name, "tls": tls, "m": m,
                                  "round": rnd, **r})
                     log("refs round %d %-5s %-4s -m %-3d %s" % (
@@ -243,7 +282,8 @@ def run_rounds(args, servers, host):
                             "server_cpu_us_per_req", 0)) if "rps" in r else r.get("error")))
         for name in order:
             srv = servers[name]
-            r = h2load_measured(srv, srv.url("/10m.txt", True), n=200, c=8, m=1, timeout=120)
+            r = h2load_measured(srv, srv.url("/10m.txt", True), n=200, c=8, m=1,
+                                h1=getattr(srv, "h1", False), timeout=120)
             if r.get("secs"):
                 r["mb_s"] = r["s2xx"] * bench.SIZED_FILES["10m.txt"] / r["secs"] / 1e6
             runs.append({"case": "10m", "server": name, "tls": True, "round": rnd, **r})
@@ -251,6 +291,9 @@ def run_rounds(args, servers, host):
                                                   if r.get("mb_s") else r.get("error")))
     for name in names:
         for tls in (True, False):
+            if getattr(servers[name], "h1", False) or (
+                    getattr(servers[name], "tls_only", False) and not tls):
+                continue        # idle memory: h2 connections only
             r = idle_memory(servers[name], tls, host)
             runs.append({"case": "idle", "server": name, "tls": tls, **(r or {})})
             log("refs idle %-5s %-4s %s" % (name, "tls" if tls else "h2c", r))
@@ -303,17 +346,23 @@ def main():
         for name in args.servers.split(","):
             if name in ("ours", "stock"):
                 servers[name] = Httpd(name)
+            elif name in ("ours-nowarm", "h1"):
+                servers[name] = "variant"
             elif name == "nginx" and os.path.exists(NGINX):
                 servers[name] = None
             elif name == "h2o" and os.path.exists(H2O):
                 servers[name] = None
             else:
                 log("refs: %s left out (not installed)" % name)
-        first = next(s for s in servers.values() if s)
+        first = next(s for s in servers.values() if isinstance(s, Httpd))
         first.start()
         sb = first.inst.sb
         for name, srv in list(servers.items()):
-            if srv is None:
+            if srv == "variant":
+                if not isinstance(servers.get("ours"), Httpd):
+                    raise SystemExit("refs: %s needs ours in --servers" % name)
+                servers[name] = Variant(name, servers["ours"])
+            elif srv is None:
                 cls = Nginx if name == "nginx" else H2o
                 servers[name] = cls(name, sb.docroot, os.path.join(sb.run_dir, "ca", "server.pem"),
                                     os.path.join(sb.run_dir, "ca", "server.key"))

@@ -826,9 +826,11 @@ def scenario3_md(s3):
 
 
 # ---------------------------------------------------------------- scenario 4
-def callgrind_total(key, module, n, h1=False):
+def callgrind_total(key, module, n, h1=False, tls=False):
     """Total Ir of `httpd -X` under callgrind for start + 200 warm-up
-    requests + n requests (-c 10 -m 10) + graceful exit. callgrind_control
+    requests + n requests (-c 10 -m 10, over TLS with tls) + graceful exit
+    (TLS: the same 10 connections, so handshakes cost the same in both
+    runs). callgrind_control
     cannot reach httpd once it has switched to www-data, so the cost per
     request is taken as the difference of two runs (n and 0)."""
     inst = HttpdInstance("cg-" + module, module)
@@ -909,11 +911,13 @@ def callgrind_total(key, module, n, h1=False):
             os.chown(dump, pw.pw_uid, pw.pw_gid)
         except (KeyError, OSError):
             pass
-        url = inst.url("/653b.txt")
+        url = inst.url("/653b.txt", tls=tls)
         w = h2load(url, n=200, c=10, m=10, h1=h1, timeout=120)
         if "error" in w or w["missing"]:
             res["error"] = "warm-up: %s" % (w.get("error") or "%d missing" % w["missing"])
             return res
+        if tls and not n:
+            n = 10      # one request per connection: its handshake, as in the run with n
         if n:
             r = h2load(url, n=n, c=10, m=10, h1=h1, timeout=600)
             res["h2load"] = r
@@ -987,14 +991,17 @@ def strace_run(key, inst, n, h1):
 def scenario4(cfg, servers, out):
     res = {"callgrind": {}, "strace": {}}
     if cfg.callgrind_n:
-        for key, module, h1 in (("ours", "ours", False), ("stock", "stock", False),
-                                ("h1", "ours", True)):
+        for key, module, h1, tls in (("ours", "ours", False, False),
+                                     ("stock", "stock", False, False),
+                                     ("h1", "ours", True, False),
+                                     ("ours-tls", "ours", False, True),
+                                     ("h1-tls", "ours", True, True)):
             log("s4 callgrind %s (%d requests, -c 10 -m 10)" % (key, cfg.callgrind_n))
-            r0 = callgrind_total(key, module, 0, h1)
-            r = callgrind_total(key, module, cfg.callgrind_n, h1)
+            r0 = callgrind_total(key, module, 0, h1, tls)
+            r = callgrind_total(key, module, cfg.callgrind_n, h1, tls)
             r["baseline"] = r0
             if "ir" in r and "ir" in r0:
-                r["ir_per_req"] = (r["ir"] - r0["ir"]) / r["s2xx"]
+                r["ir_per_req"] = (r["ir"] - r0["ir"]) / (r["s2xx"] - r0["s2xx"])
             else:
                 r.setdefault("error", r0.get("error"))
             res["callgrind"][key] = r
@@ -1014,9 +1021,10 @@ def scenario4(cfg, servers, out):
 def scenario4_md(s4, s2):
     L = ["## Scenario 4: cost per request (653 bytes, -c 10 -m 10)", ""]
     cg = s4.get("callgrind", {})
-    names = (("ours", "mod_h2 h2c"), ("stock", "mod_http2 h2c"), ("h1", "HTTP/1.1 pipelined"))
+    names = (("ours", "mod_h2 h2c"), ("stock", "mod_http2 h2c"), ("h1", "HTTP/1.1 pipelined"),
+             ("ours-tls", "mod_h2 h2 (TLS)"), ("h1-tls", "HTTPS/1.1 pipelined"))
     if cg:
-        L += ["Instructions (callgrind Ir, `httpd -X`; (Ir of a run with N requests − Ir of a run with 0) / N, both after 200 warm-up requests):", "",
+        L += ["Instructions (callgrind Ir, `httpd -X`; (Ir of a run with N requests − Ir of a run with 0) / N, both after 200 warm-up requests; over TLS the run \"with 0\" makes 10 requests on 10 new connections, so that handshakes cancel out):", "",
               "| config | requests | Ir/request | vs mod_http2 |", "|---|---|---|---|"]
         base = cg.get("stock", {}).get("ir_per_req")
         for k, label in names:
