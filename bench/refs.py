@@ -43,6 +43,7 @@ bench.PORTS.update({"refs-ours": PORTS["ours"], "refs-stock": PORTS["stock"]})
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 H2O = shutil.which("h2o") or "/usr/bin/h2o"
 IDLE_CONNS = 200
+SETTLE = 21.0          # seconds: past two of mod_h2's memory trims (10 s apart)
 
 
 class RefServer:
@@ -241,9 +242,17 @@ def h2_request(port, tls, host):
 
 
 def idle_memory(srv, tls, host):
-    """RSS growth per connection kept open after one request (kB)."""
+    """RSS growth per connection kept open after one request (kB). The
+    first sample is taken SETTLE seconds after the last requests before:
+    httpd with mod_h2 gives freed malloc memory back to the system every
+    10 s after work (h2_workers.c), and a give-back of what the load
+    before freed, between the samples, showed as negative growth."""
     warm = [h2_request(srv.tls_port if tls else srv.h2c_port, tls, host) for _ in range(5)]
-    time.sleep(0.5)
+    for w in warm:
+        if w:
+            w.close()
+    warm = []
+    time.sleep(SETTLE)
     m0 = memory_of(srv.pids())
     socks = []
     for _ in range(IDLE_CONNS):
