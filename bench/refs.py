@@ -17,7 +17,8 @@ Cases, every round interleaved:
          microseconds per request (its processes' utime+stime, /proc)
   10m    h2load -c 8 -t 2 -m 1 on /10m.txt over TLS: MB/s
   idle   200 connections (TLS and h2c) with one request each, left open:
-         the growth of the server's resident memory, per connection
+         the growth of the server's resident memory, per connection (the
+         h1 column: HTTP/1.1 keep-alive connections, TLS and cleartext)
 Ratios are to nginx in the same round. nginx and h2o are optional: a
 server whose binary is missing is left out (`apt-get install nginx h2o`;
 Debian starts them on port 80 unless told otherwise, which this
@@ -241,13 +242,39 @@ def h2_request(port, tls, host):
     return s if done else None
 
 
+def h1_request(port, tls, host):
+    """One keep-alive connection with one HTTP/1.1 GET /653b.txt answered;
+    the socket, left open (httpd's KeepAliveTimeout, 5 s, outlasts the
+    sampling)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    if tls:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.set_alpn_protocols(["http/1.1"])
+        s = ctx.wrap_socket(s, server_hostname=host)
+    s.sendall(b"GET /653b.txt HTTP/1.1\r\nHost: %s\r\n\r\n" % host.encode())
+    data = b""
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+        head, sep, body = data.partition(b"\r\n\r\n")
+        if sep and len(body) >= 653:
+            return s
+    return None
+
+
 def idle_memory(srv, tls, host):
     """RSS growth per connection kept open after one request (kB). The
     first sample is taken SETTLE seconds after the last requests before:
     httpd with mod_h2 gives freed malloc memory back to the system every
     10 s after work (h2_workers.c), and a give-back of what the load
     before freed, between the samples, showed as negative growth."""
-    warm = [h2_request(srv.tls_port if tls else srv.h2c_port, tls, host) for _ in range(5)]
+    request = h1_request if getattr(srv, "h1", False) else h2_request
+    warm = [request(srv.tls_port if tls else srv.h2c_port, tls, host) for _ in range(5)]
     for w in warm:
         if w:
             w.close()
@@ -256,7 +283,7 @@ def idle_memory(srv, tls, host):
     m0 = memory_of(srv.pids())
     socks = []
     for _ in range(IDLE_CONNS):
-        s = h2_request(srv.tls_port if tls else srv.h2c_port, tls, host)
+        s = request(srv.tls_port if tls else srv.h2c_port, tls, host)
         if s:
             socks.append(s)
     time.sleep(1.0)
@@ -300,9 +327,8 @@ def run_rounds(args, servers, host):
                                                   if r.get("mb_s") else r.get("error")))
     for name in names:
         for tls in (True, False):
-            if getattr(servers[name], "h1", False) or (
-                    getattr(servers[name], "tls_only", False) and not tls):
-                continue        # idle memory: h2 connections only
+            if getattr(servers[name], "tls_only", False) and not tls:
+                continue
             r = idle_memory(servers[name], tls, host)
             runs.append({"case": "idle", "server": name, "tls": tls, **(r or {})})
             log("refs idle %-5s %-4s %s" % (name, "tls" if tls else "h2c", r))
