@@ -209,15 +209,22 @@ class Variant:
         return self.base.h2c_port
 
 
-def h2_request(port, tls, host):
-    """One connection with one GET /653b.txt answered; the socket, left open."""
+def connect(port, tls, host, alpn):
+    """A loopback connection to port, over TLS (certificate unchecked,
+    ALPN alpn) with tls."""
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     if tls:
         ctx = ssl.create_default_context()
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
-        ctx.set_alpn_protocols(["h2"])
+        ctx.set_alpn_protocols([alpn])
         s = ctx.wrap_socket(s, server_hostname=host)
+    return s
+
+
+def h2_request(port, tls, host):
+    """One connection with one GET /653b.txt answered; the socket, left open."""
+    s = connect(port, tls, host, "h2")
     import h2.config
     import h2.connection
     import h2.events
@@ -246,13 +253,7 @@ def h1_request(port, tls, host):
     """One keep-alive connection with one HTTP/1.1 GET /653b.txt answered;
     the socket, left open (httpd's KeepAliveTimeout, 5 s, outlasts the
     sampling)."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    if tls:
-        ctx = ssl.create_default_context()
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-        ctx.set_alpn_protocols(["http/1.1"])
-        s = ctx.wrap_socket(s, server_hostname=host)
+    s = connect(port, tls, host, "http/1.1")
     s.sendall(b"GET /653b.txt HTTP/1.1\r\nHost: %s\r\n\r\n" % host.encode())
     data = b""
     deadline = time.time() + 5
