@@ -389,7 +389,6 @@ static apr_status_t process(h2_session *s, int how)
                           "h2_session(%ld): turn over, %d streams in workers: "
                           "the MPM thread goes back", s->c1->id, h2_x_c1_processing(s->xc));
             h2_status_c1_state(s->srow, s->c1, "wait");
-            h2_x_c1_body_due(s->xc, 0);
             return APR_INCOMPLETE;
         }
         if (progress) {
@@ -443,7 +442,10 @@ void h2_session_goodbye(h2_session *s, const char *why)
 apr_status_t h2_session_process(h2_session *s, int how)
 {
     apr_status_t rv = process(s, how);
-    /* the MPM's polls (and httpd's lingering close) want every byte */
+    /* Whatever the connection thread leaves for: workers get the body that
+     * waited for a batch, and the MPM's polls (and httpd's lingering
+     * close) want every byte. */
+    h2_x_c1_body_due(s->xc, 0);
     h2_c1_io_set_lowat(&s->io, 0);
     return rv;
 }
