@@ -34,15 +34,15 @@ apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
     }
     b->bytes += n;
     elapsed = now - b->since;
-    if (rtt <= 0) {
-        return b->window;
-    }
-    if (elapsed < rtt) {
+    if (rtt <= 0 || elapsed < rtt) {
         /* A sample spans a round trip, unless more than half the window
          * was used within less: that much per round trip at least, and the
          * window grows an upload's round trip sooner (the bytes still in
-         * flight from before are one sixteenth of the new window, they do
-         * not make it grow again). */
+         * flight from before are a 64th of the new window, they do not
+         * make it grow again). No round trip measured yet means within
+         * the connection's first one (the SETTINGS ack measures it): an
+         * upload that fills its first window at once grows before its
+         * first round trip ends. */
         if (2 * b->bytes <= b->window) {
             return b->window;
         }
@@ -57,11 +57,12 @@ apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
         /* More than half the window per round trip: the window, not the
          * link, held the client back (WINDOW_UPDATEs go out at half the
          * window, so a client held back by it sends between half and all
-         * of it). Sixteen times as much: 64 KB to 64 MB in three steps, a
-         * step taking two round trips (the client's use of a new window
-         * shows one round trip after it went out). Too much is only
+         * of it). H2_BDP_STEP times as much: 64 KB to 64 MB in two steps,
+         * a step taking about two round trips (the client's use of a new
+         * window shows one round trip after it went out), which an upload
+         * at 20 ms spends at a fraction of its speed. Too much is only
          * credit: what the connection holds has its own bound. */
-        b->window = (b->window > max / 16)? max : 16 * b->window;
+        b->window = (b->window > max / H2_BDP_STEP)? max : H2_BDP_STEP * b->window;
     }
     return b->window;
 }

@@ -25,6 +25,8 @@
 #define H2_BDP_WINDOW_MAX (64 * 1024 * 1024)      /* a stream's window */
 #define H2_BDP_GROWTH_MAX (256 * 1024 * 1024)     /* what all of a connection's
                                                    * stream windows grow by */
+#define H2_BDP_STEP 64                            /* a window grows this many
+                                                   * times at once */
 
 typedef struct h2_bdp {
     apr_int32_t window;             /* the stream's receive window now */
@@ -36,11 +38,11 @@ typedef struct h2_bdp {
 void h2_bdp_init(h2_bdp *b, apr_int32_t window);
 
 /* The handler consumed n bytes at now; rtt is the connection's round trip
- * (0: not measured yet). Returns the window the stream should have:
- * sixteen times the current one when, over the last round trip or more (or
- * within less), the client sent more than half a window per round trip
- * (the window, not the link, held it back), at most max; else the current
- * one. */
+ * (0: not measured yet, so still within the connection's first). Returns
+ * the window the stream should have: H2_BDP_STEP times the current one when,
+ * over the last round trip or more (or within less), the client sent more
+ * than half a window per round trip (the window, not the link, held it
+ * back), at most max; else the current one. */
 apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
                             apr_interval_time_t rtt, apr_int32_t max);
 

@@ -88,9 +88,6 @@ void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
     apr_int64_t room;
     int rv;
 
-    if (!s->rtt) {
-        return;
-    }
     if (!stream->bdp.window) {
         h2_bdp_init(&stream->bdp, s->window_size);
     }

@@ -18,15 +18,24 @@
 
 #define MS(n) ((apr_time_t)(n) * 1000)
 
-static void test_no_growth_without_a_round_trip(void)
+static void test_a_window_filled_before_the_first_round_trip_is_known_grows(void)
+{
+    /* no round trip measured yet: still within the connection's first */
+    h2_bdp b;
+    h2_bdp_init(&b, 65535);
+    CHECK(h2_bdp_consumed(&b, 30000, MS(1000), 0, 1 << 24) == 65535);
+    CHECK(h2_bdp_consumed(&b, 35535, MS(1002), 0, 1 << 24) == H2_BDP_STEP * 65535);
+}
+
+static void test_a_small_body_before_the_first_round_trip_grows_nothing(void)
 {
     h2_bdp b;
     h2_bdp_init(&b, 65535);
-    CHECK(h2_bdp_consumed(&b, 65535, MS(1000), 0, 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 65535, MS(2000), 0, 1 << 24) == 65535);
+    CHECK(h2_bdp_consumed(&b, 20000, MS(1000), 0, 1 << 24) == 65535);
+    CHECK(h2_bdp_consumed(&b, 12000, MS(2000), 0, 1 << 24) == 65535);
 }
 
-static void test_window_limited_upload_grows_sixteenfold_each_round_trip(void)
+static void test_window_limited_upload_grows_a_step_each_round_trip(void)
 {
     /* 20 ms round trip; the client sends a full window per round trip */
     h2_bdp b;
@@ -38,7 +47,7 @@ static void test_window_limited_upload_grows_sixteenfold_each_round_trip(void)
         apr_int32_t before = b.window;
         t += MS(20);
         CHECK(h2_bdp_consumed(&b, before, t, MS(20), 1 << 24)
-              == (before > (1 << 20)? (1 << 24) : 16 * before));
+              == (before > (1 << 24) / H2_BDP_STEP? (1 << 24) : H2_BDP_STEP * before));
     }
     CHECK(b.window == (1 << 24));    /* and no further */
     t += MS(20);
@@ -67,21 +76,21 @@ static void test_samples_span_a_round_trip(void)
     h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
     CHECK(h2_bdp_consumed(&b, 20000, MS(1005), MS(20), 1 << 24) == 65535);
     CHECK(h2_bdp_consumed(&b, 10000, MS(1010), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 10000, MS(1020), MS(20), 1 << 24) == 16 * 65535);
+    CHECK(h2_bdp_consumed(&b, 10000, MS(1020), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
 }
 
 static void test_half_a_window_used_within_a_round_trip_grows_at_once(void)
 {
     /* 60 KB of a 64 KB window 10 ms into a 20 ms round trip: at least that
-     * much per round trip; what was in flight before (one sixteenth of the
+     * much per round trip; what was in flight before (a 64th of the
      * new window) does not grow it again */
     h2_bdp b;
     h2_bdp_init(&b, 65535);
     h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
     CHECK(h2_bdp_consumed(&b, 30000, MS(1005), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 30000, MS(1010), MS(20), 1 << 24) == 16 * 65535);
-    CHECK(h2_bdp_consumed(&b, 65535, MS(1015), MS(20), 1 << 24) == 16 * 65535);
-    CHECK(h2_bdp_consumed(&b, 0, MS(1030), MS(20), 1 << 24) == 16 * 65535);
+    CHECK(h2_bdp_consumed(&b, 30000, MS(1010), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
+    CHECK(h2_bdp_consumed(&b, 65535, MS(1015), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
+    CHECK(h2_bdp_consumed(&b, 0, MS(1030), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
 }
 
 static void test_a_window_used_by_more_than_half_grows(void)
@@ -92,7 +101,7 @@ static void test_a_window_used_by_more_than_half_grows(void)
     h2_bdp_init(&b, 65535);
     h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
     CHECK(h2_bdp_consumed(&b, 30000, MS(1020), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 40000, MS(1040), MS(20), 1 << 24) == 16 * 65535);
+    CHECK(h2_bdp_consumed(&b, 40000, MS(1040), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
 }
 
 static void test_the_cap_is_reached_not_passed(void)
@@ -106,8 +115,9 @@ static void test_the_cap_is_reached_not_passed(void)
 
 int main(void)
 {
-    test_no_growth_without_a_round_trip();
-    test_window_limited_upload_grows_sixteenfold_each_round_trip();
+    test_a_window_filled_before_the_first_round_trip_is_known_grows();
+    test_a_small_body_before_the_first_round_trip_grows_nothing();
+    test_window_limited_upload_grows_a_step_each_round_trip();
     test_a_window_used_by_more_than_half_grows();
     test_link_limited_upload_keeps_its_window();
     test_samples_span_a_round_trip();
