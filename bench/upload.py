@@ -2,13 +2,15 @@
 """Upload benchmark: a 1 GiB request body to a handler that discards it
 (test/modules/mod_h2_optfn_test.c, "h2-discard"), over HTTP/1.1, h2c,
 HTTP/1.1 over TLS and h2, to mod_h2 and to Debian's mod_http2, on loopback
-and through a link with 20 ms added round trip (toxiproxy: a latency toxic
-of 10 ms each way). Per upload: MB/s, the ratio to HTTP/1.1 on the same
-server, link and transport (h2c to HTTP/1.1, h2 to HTTP/1.1 over TLS), and the throughput of each 100 MB slice as the handler saw it (a window
-that collapses shows as slices slowing down).
+and through a link with 20 ms added round trip (10 ms each way). Per
+upload: MB/s, the ratio to HTTP/1.1 on the same server, link and transport
+(h2c to HTTP/1.1, h2 to HTTP/1.1 over TLS), and the throughput of each
+100 MB slice as the handler saw it (a window that collapses shows as
+slices slowing down).
 
     python3 bench/upload.py [--size-mb 1024] [--max-time 90] [--tag T]
                             [--clients curl,h2load] [--servers ours,stock]
+                            [--link-proxy delay|toxiproxy]
 
 Two clients: curl (what users upload with; its HTTP/2 uploads cost it
 about 1.6 times the CPU of its HTTP/1.1 ones, 16 KB frames against 64 KB
@@ -17,14 +19,19 @@ machine client and server share the CPUs, so on loopback the client's
 cost shows in the server's throughput; "CPU s/GB server" is the figure
 the server controls.
 
-Needs curl, apxs and toxiproxy's server (`go install
+The kernel here has no netem, so a proxy on loopback adds the delay:
+bench/delay_proxy.c (the default, built with cc; single-threaded epoll,
+some 0.4 s of CPU per GB) or toxiproxy's latency toxic (`go install
 github.com/Shopify/toxiproxy/v2/cmd/server@latest`, found on PATH as
-toxiproxy-server or as ~/go/bin/server). Note that toxiproxy takes a
-client's bytes as fast as the client sends them and passes them on 10 ms
-later: an HTTP/1.1 upload through it is bounded by no end-to-end window,
-an HTTP/2 one by its stream and connection windows.
+toxiproxy-server or as ~/go/bin/server), which spends about 1 s per GB,
+as much as client and server together, so that every case through it is a
+contest for the 2 cores. Both take a client's bytes as fast as the client
+sends them and pass them on 10 ms later: an HTTP/1.1 upload through them
+is bounded by no end-to-end window, an HTTP/2 one by its stream and
+connection windows.
 Everything listens on 127.0.0.1 (ports 23xxx) and is stopped by pid at the
-end; every upload is bounded by --max-time."""
+end; every upload is bounded by --max-time, the delay proxy's life by the
+run's length."""
 
 import argparse
 import datetime
@@ -58,6 +65,8 @@ TLS_PROTOS = ("h2", "https/1.1")
 BASELINE = {"h2c": "http/1.1", "http/1.1": "http/1.1", "h2": "https/1.1",
             "https/1.1": "https/1.1"}
 MODULE_SRC = os.path.join(REPO_DIR, "test", "modules", "mod_h2_optfn_test.c")
+DELAY_SRC = os.path.join(BENCH_DIR, "delay_proxy.c")
+ONE_WAY_US = 10000
 
 
 def log(msg):
@@ -132,7 +141,22 @@ def add_proxies(servers):
                   "attributes": {"latency": 10, "jitter": 0}})
 
 
-PROXY_PIDS = []      # toxiproxy's, once started: its CPU is the link's cost
+def start_delay_proxy(servers, tmp, lifetime):
+    """bench/delay_proxy.c, built into tmp, on the same ports toxiproxy uses."""
+    exe = os.path.join(tmp, "delay_proxy")
+    subprocess.run(["cc", "-O2", "-o", exe, DELAY_SRC], check=True)
+    pairs = ["%d:%d" % (port, servers[name].http_port if kind == "http"
+                        else servers[name].https_port)
+             for (name, kind), port in TOXI_PORTS.items() if name in servers]
+    p = subprocess.Popen([exe, str(ONE_WAY_US), str(lifetime)] + pairs,
+                         stdout=subprocess.PIPE, text=True)
+    if p.stdout.readline().strip() != "ready":
+        p.kill()
+        raise RuntimeError("delay_proxy did not start")
+    return p
+
+
+PROXY_PIDS = []      # the link proxy's, once started: its CPU is the link's cost
 
 
 def pid_cpu_seconds(pids):
@@ -266,6 +290,8 @@ def main():
     ap.add_argument("--links", default="loopback,20ms")
     ap.add_argument("--protos", default="http/1.1,h2c,https/1.1,h2")
     ap.add_argument("--clients", default="curl,h2load")
+    ap.add_argument("--link-proxy", choices=("delay", "toxiproxy"), default="delay",
+                    help="what adds the 20 ms (see above)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="uploads per case, interleaved; the median is reported")
     args = ap.parse_args()
@@ -287,7 +313,13 @@ def main():
         for name in args.servers.split(","):
             servers[name] = start_server(name, so)
             started.append(servers[name])
-        proxy = start_toxiproxy(servers)
+        if args.link_proxy == "toxiproxy":
+            proxy = start_toxiproxy(servers)
+        else:
+            # long enough for every upload of the run at --max-time each
+            proxy = start_delay_proxy(servers, tmp, 60 + args.max_time * args.rounds * len(
+                servers) * len(args.clients.split(",")) * len(args.protos.split(","))
+                * len(args.links.split(",")))
         started.append(proxy)
         PROXY_PIDS.append(proxy.pid)
         for rnd, link in [(r, l) for r in range(args.rounds) for l in args.links.split(",")]:
@@ -341,7 +373,8 @@ def main():
     out = os.path.join(RESULTS_DIR, "%s-%s.json" % (
         datetime.datetime.now().strftime("%Y%m%d-%H%M%S"), args.tag))
     with open(out, "w") as f:
-        json.dump({"size_mb": args.size_mb, "max_time": args.max_time, "results": results},
+        json.dump({"size_mb": args.size_mb, "max_time": args.max_time,
+                   "link_proxy": args.link_proxy, "results": results},
                   f, indent=1)
     print("\nresults: %s" % out)
 
