@@ -309,8 +309,11 @@ static apr_off_t items_bytes(const out_item *items, int n)
         case H2_HC_HEADERS:
         case H2_HC_INTERIM:
         case H2_HC_TRAILERS:
-            sum += h2_util_head_bytes(items[i].type == H2_HC_TRAILERS? 0
-                                      : items[i].status, items[i].fields);
+            sum += items[i].hf.built?
+                h2_util_head_bytes_sum(items[i].type == H2_HC_TRAILERS? 0 : items[i].status,
+                                       items[i].hf.head_bytes)
+                : h2_util_head_bytes(items[i].type == H2_HC_TRAILERS? 0 : items[i].status,
+                                     items[i].fields);
             break;
         default:
             break;
@@ -460,6 +463,7 @@ static int meta_item(h2_c2_ctx *ctx, apr_bucket *b, int aborted, out_item *it,
         h2_resp_meta *m = b->data;
         item_init(it, m->type, m->status);
         it->fields = m->fields;
+        it->hf = m->hf;
         if (m->type == H2_HC_HEADERS) ctx->seen_head = 1;
         if (m->type == H2_HC_RESET) ctx->seen_head = ctx->seen_eos = 1;
         return 1;

@@ -286,18 +286,26 @@ void h2_hqueue_clear(h2_hqueue *q, h2_hpool *hp)
  * marks the end of the list. */
 #define FIELD_HDR 8
 
-h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
-                            const apr_table_t *t)
+/* Write the lengths and value of a field whose name is at p + FIELD_HDR;
+ * returns where the next field goes. */
+static char *field_put(char *p, apr_uint32_t nl, const char *v, apr_size_t vlen)
 {
-    const apr_array_header_t *a = t? apr_table_elts(t) : NULL;
-    const apr_table_entry_t *e = a? (const apr_table_entry_t *)a->elts : NULL;
-    apr_uint32_t lens[2 * 64];      /* the lengths of the first 64 fields */
-    apr_size_t len = 0;
-    h2_hchunk *c;
-    char *p;
-    int i, n = a? a->nelts : 0;
+    apr_uint32_t vl = (apr_uint32_t)vlen;
+    memcpy(p, &nl, 4);
+    memcpy(p + 4, &vl, 4);
+    memcpy(p + FIELD_HDR + nl, v, vl);
+    return p + FIELD_HDR + nl + vl;
+}
 
-    for (i = 0; i < n; ++i) {
+/* The bytes the fields of a (entries e) take serialized; the lengths of
+ * the first 64 fields go to lens (name, value, name, ...). */
+static apr_size_t fields_len(const apr_array_header_t *a, const apr_table_entry_t *e,
+                             apr_uint32_t *lens)
+{
+    apr_size_t len = 0;
+    int i;
+
+    for (i = 0; a && i < a->nelts; ++i) {
         if (e[i].key && e[i].val) {
             apr_size_t nl = strlen(e[i].key), vl = strlen(e[i].val);
             if (i < 64) {
@@ -307,12 +315,26 @@ h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
             len += FIELD_HDR + nl + vl;
         }
     }
+    return len;
+}
+
+h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
+                            const apr_table_t *t)
+{
+    const apr_array_header_t *a = t? apr_table_elts(t) : NULL;
+    const apr_table_entry_t *e = a? (const apr_table_entry_t *)a->elts : NULL;
+    apr_uint32_t lens[2 * 64];      /* the lengths of the first 64 fields */
+    apr_size_t len = fields_len(a, e, lens);
+    h2_hchunk *c;
+    char *p;
+    int i, n = a? a->nelts : 0;
+
     c = h2_hpool_get(hp, type, len);
     c->status = status;
     p = c->data;
     for (i = 0; i < n; ++i) {
         const char *v;
-        apr_uint32_t nl, vl;
+        apr_uint32_t nl;
         apr_size_t vlen;
 
         if (!e[i].key || !e[i].val) {
@@ -324,14 +346,65 @@ h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
         if (!h2_hdr_out_field(e[i].key, nl, p + FIELD_HDR, &v, &vlen)) {
             continue;
         }
-        vl = (apr_uint32_t)vlen;
-        memcpy(p, &nl, 4);
-        memcpy(p + 4, &vl, 4);
-        memcpy(p + FIELD_HDR + nl, v, vl);
-        p += FIELD_HDR + nl + vl;
+        p = field_put(p, nl, v, vlen);
         c->nfields++;
     }
     c->end = (apr_size_t)(p - c->data);
+    return c;
+}
+
+int h2_hfields_build(apr_pool_t *pool, const apr_table_t *t, h2_hfields *hf,
+                     h2_hfield_bad_cb *bad, void *ctx)
+{
+    const apr_array_header_t *a = apr_table_elts(t);
+    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
+    apr_uint32_t lens[2 * 64];      /* the lengths of the first 64 fields */
+    apr_size_t len = fields_len(a, e, lens);
+    char *p;
+    int i, nbad = 0;
+
+    memset(hf, 0, sizeof(*hf));
+    hf->built = 1;
+    hf->data = p = apr_palloc(pool, len? len : 1);
+    for (i = 0; i < a->nelts; ++i) {
+        const char *v;
+        apr_uint32_t nl;
+        apr_size_t vlen, vorig;
+        int res;
+
+        if (!e[i].key || !e[i].val) {
+            continue;
+        }
+        nl = (i < 64)? lens[2*i] : (apr_uint32_t)strlen(e[i].key);
+        v = e[i].val;
+        vlen = vorig = (i < 64)? lens[2*i+1] : strlen(v);
+        res = h2_hdr_out_field_checked(e[i].key, nl, p + FIELD_HDR, &v, &vlen);
+        if (res < 0) {
+            ++nbad;
+            if (bad) {
+                bad(ctx, e[i].key);
+            }
+            continue;
+        }
+        /* counted as HTTP/1.1 would send it, connection fields too */
+        hf->head_bytes += (apr_off_t)(nl + vorig + 4);
+        if (res > 0) {
+            p = field_put(p, nl, v, vlen);
+            hf->nfields++;
+        }
+    }
+    hf->len = (apr_size_t)(p - hf->data);
+    return nbad;
+}
+
+h2_hchunk *h2_hchunk_hfields(h2_hpool *hp, h2_hchunk_type type, int status,
+                             const h2_hfields *hf)
+{
+    h2_hchunk *c = h2_hpool_get(hp, type, hf->len);
+    c->status = status;
+    memcpy(c->data, hf->data, hf->len);
+    c->end = hf->len;
+    c->nfields = hf->nfields;
     return c;
 }
 

@@ -129,6 +129,30 @@ apr_size_t h2_hchunk_cost(const h2_hchunk *c);
 h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
                             const apr_table_t *t);
 
+/* Fields serialized ahead, on a worker and outside the connection's lock,
+ * in the layout of a fields chunk. */
+typedef struct h2_hfields {
+    int built;             /* 0: none, use the table */
+    const char *data;
+    apr_size_t len;
+    int nfields;
+    apr_off_t head_bytes;  /* the fields as HTTP/1.1 head lines, for mod_logio */
+} h2_hfields;
+
+typedef void h2_hfield_bad_cb(void *ctx, const char *name);
+
+/* Serialize the fields of t into hf (memory from pool p) as
+ * h2_hchunk_fields does, checking them as h2_hdr_field_sendable does on
+ * the way: a field HTTP cannot carry is left out and named to bad (if
+ * given). One pass instead of a check, a serialization and a count.
+ * Returns how many were left out so. */
+int h2_hfields_build(apr_pool_t *p, const apr_table_t *t, h2_hfields *hf,
+                     h2_hfield_bad_cb *bad, void *ctx);
+
+/* A chunk of type with status holding the fields hf holds. */
+h2_hchunk *h2_hchunk_hfields(h2_hpool *hp, h2_hchunk_type type, int status,
+                             const h2_hfields *hf);
+
 /* Call cb for each serialized field of c until it returns 0. */
 typedef int h2_hfield_cb(void *ctx, const char *name, apr_size_t nlen,
                          const char *value, apr_size_t vlen);

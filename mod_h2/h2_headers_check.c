@@ -160,39 +160,58 @@ static const char *known_lower(const char *name, apr_size_t nlen)
     return NULL;
 }
 
-int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
-                     const char **value, apr_size_t *vlen)
+/* Write name lowercased to lname: 1 when it may go out, 0 for a
+ * connection-specific field, -1 when it is no token. */
+static int out_name(const char *name, apr_size_t nlen, char *lname)
 {
-    const char *v = *value, *lower;
-    apr_size_t i, vl = *vlen;
+    const char *lower;
+    apr_size_t i;
 
     if (nlen == 0) {
-        return 0;
+        return -1;
     }
     if ((lower = known_lower(name, nlen)) != NULL) {
         /* valid and not connection-specific */
         memcpy(lname, lower, nlen);
+        return 1;
     }
-    else {
-        /* one pass: lowercase and check, no locale lookups */
-        for (i = 0; i < nlen; ++i) {
-            unsigned char lc = tchar_lower[(unsigned char)name[i]];
-            if (!lc) {
-                return 0;
-            }
-            lname[i] = (char)lc;
+    /* one pass: lowercase and check, no locale lookups */
+    for (i = 0; i < nlen; ++i) {
+        unsigned char lc = tchar_lower[(unsigned char)name[i]];
+        if (!lc) {
+            return -1;
         }
-        if (h2_hdr_is_connection_specific(lname, nlen)) {
-            return 0;
-        }
+        lname[i] = (char)lc;
     }
-    /* handlers may leave blanks around values; HTTP/2 forbids them */
+    return h2_hdr_is_connection_specific(lname, nlen)? 0 : 1;
+}
+
+/* handlers may leave blanks around values; HTTP/2 forbids them */
+static void trim_blanks(const char **value, apr_size_t *vlen)
+{
+    const char *v = *value;
+    apr_size_t vl = *vlen;
+
     while (vl > 0 && (v[0] == ' ' || v[0] == '\t')) {
         ++v; --vl;
     }
     while (vl > 0 && (v[vl-1] == ' ' || v[vl-1] == '\t')) {
         --vl;
     }
+    *value = v;
+    *vlen = vl;
+}
+
+int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
+                     const char **value, apr_size_t *vlen)
+{
+    const char *v = *value;
+    apr_size_t vl = *vlen;
+
+    if (out_name(name, nlen, lname) <= 0) {
+        return 0;
+    }
+    trim_blanks(&v, &vl);
     if (!h2_hdr_value_valid(v, vl)) {
         return 0;
     }
@@ -210,16 +229,12 @@ static int ctl_byte(unsigned char ch)
     return (ch < 0x20 && ch != '\t') || ch == 0x7f;
 }
 
-int h2_hdr_field_sendable(const char *name, const char *value)
+/* 1 when value has no control characters but HTAB, and no DEL. */
+static int value_sendable(const char *value, apr_size_t vlen)
 {
-    apr_size_t nlen = strlen(name), vlen = strlen(value), i = 0;
+    apr_size_t i = 0;
 
-    /* the names httpd itself sets are tokens: no byte loop for them */
-    if (!known_lower(name, nlen) && !token_valid(name, nlen, 1)) {
-        return 0;
-    }
-    /* controls (but HTAB) and DEL, 8 bytes a step: this runs for every
-     * field of every response */
+    /* 8 bytes a step: this runs for every field of every response */
     for (; i + 8 <= vlen; i += 8) {
         apr_uint64_t w;
         memcpy(&w, value + i, 8);
@@ -238,6 +253,33 @@ int h2_hdr_field_sendable(const char *name, const char *value)
         }
     }
     return 1;
+}
+
+int h2_hdr_out_field_checked(const char *name, apr_size_t nlen, char *lname,
+                             const char **value, apr_size_t *vlen)
+{
+    int res;
+
+    if (!value_sendable(*value, *vlen) || (res = out_name(name, nlen, lname)) < 0) {
+        return -1;
+    }
+    if (res == 0) {
+        return 0;
+    }
+    /* a value with no controls has no NUL, CR or LF: trimmed, it is valid */
+    trim_blanks(value, vlen);
+    return 1;
+}
+
+int h2_hdr_field_sendable(const char *name, const char *value)
+{
+    apr_size_t nlen = strlen(name);
+
+    /* the names httpd itself sets are tokens: no byte loop for them */
+    if (!known_lower(name, nlen) && !token_valid(name, nlen, 1)) {
+        return 0;
+    }
+    return value_sendable(value, strlen(value));
 }
 
 void h2_req_head_init(h2_req_head *h, apr_pool_t *p, const h2_hdr_limits *lim)

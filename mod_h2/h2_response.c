@@ -55,7 +55,8 @@ const apr_bucket_type_t h2_bucket_type_resp = {
 };
 
 apr_bucket *h2_bucket_resp_create(apr_bucket_alloc_t *list, h2_hchunk_type type,
-                                  int status, apr_table_t *fields)
+                                  int status, apr_table_t *fields,
+                                  const h2_hfields *hf)
 {
     apr_bucket *b = apr_bucket_alloc(sizeof(*b), list);
     h2_resp_meta *m = apr_bucket_alloc(sizeof(*m), list);
@@ -64,6 +65,12 @@ apr_bucket *h2_bucket_resp_create(apr_bucket_alloc_t *list, h2_hchunk_type type,
     m->type = type;
     m->status = status;
     m->fields = fields;
+    if (hf) {
+        m->hf = *hf;
+    }
+    else {
+        memset(&m->hf, 0, sizeof(m->hf));
+    }
     b->free = apr_bucket_free;
     b->list = list;
     b->type = &h2_bucket_type_resp;
@@ -81,33 +88,35 @@ typedef struct {
     int fields_failed;       /* a field could not go out: 500 was made */
 } resp_ctx;
 
-/* Take out the fields of t that HTTP cannot carry as they are (CR, LF,
- * NUL, other controls: a handler or a backend passing on what it should
- * not), logging each, as HTTP/1.1 refuses them. Returns how many. */
-static int drop_bad_fields(request_rec *r, apr_table_t *t, const char *what)
-{
-    const apr_array_header_t *a = apr_table_elts(t);
-    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
-    int i, bad = 0;
+typedef struct {
+    request_rec *r;
+    const char *what;        /* "response" or "trailer" */
+} bad_field_ctx;
 
-    for (i = 0; i < a->nelts; ++i) {
-        if (e[i].key && e[i].val && !h2_hdr_field_sendable(e[i].key, e[i].val)) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, APLOGNO(21082)
-                          "h2_stream(%ld-%s): %s field '%s' holds characters "
-                          "HTTP does not allow, not sent", r->connection->master?
-                          r->connection->master->id : r->connection->id,
-                          apr_table_get(r->subprocess_env, "H2_STREAM_ID"), what,
-                          ap_escape_logitem(r->pool, e[i].key));
-            ++bad;
-        }
-    }
-    for (i = 0; bad && i < a->nelts; ++i) {
-        if (e[i].key && e[i].val && !h2_hdr_field_sendable(e[i].key, e[i].val)) {
-            apr_table_unset(t, e[i].key);
-            i = -1;   /* the table shifted */
-        }
-    }
-    return bad;
+static void log_bad_field(void *ctx, const char *name)
+{
+    bad_field_ctx *b = ctx;
+    request_rec *r = b->r;
+
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, APLOGNO(21082)
+                  "h2_stream(%ld-%s): %s field '%s' holds characters "
+                  "HTTP does not allow, not sent", r->connection->master?
+                  r->connection->master->id : r->connection->id,
+                  apr_table_get(r->subprocess_env, "H2_STREAM_ID"), b->what,
+                  ap_escape_logitem(r->pool, name));
+}
+
+/* The fields of t as they go out, into hf; the ones HTTP cannot carry as
+ * they are (CR, LF, NUL, other controls: a handler or a backend passing on
+ * what it should not) are logged and left out, as HTTP/1.1 refuses them.
+ * Returns how many. */
+static int build_fields(request_rec *r, const apr_table_t *t, h2_hfields *hf,
+                        const char *what)
+{
+    bad_field_ctx b;
+    b.r = r;
+    b.what = what;
+    return h2_hfields_build(r->pool, t, hf, log_bad_field, &b);
 }
 
 /* What HTTP_HEADER would put into an HTTP/1.1 head, as HTTP/2 fields. */
@@ -211,7 +220,7 @@ static void push_paths(ap_filter_t *f, request_rec *r, apr_table_t *fields,
         apr_table_addn(t, path[0] == '!'? "critical" : "path", path + (path[0] == '!'));
     }
     APR_BRIGADE_INSERT_HEAD(bb, h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_PUSH,
-                                                      0, t));
+                                                      0, t, NULL));
 }
 
 /* A handler served a WebSocket's GET as a plain GET (a file, a page):
@@ -238,7 +247,7 @@ static apr_status_t http11_required(ap_filter_t *f, apr_bucket_brigade *bb,
                   "h2: request needs TLS renegotiation, answering HTTP_1_1_REQUIRED");
     apr_brigade_cleanup(bb);
     APR_BRIGADE_INSERT_TAIL(bb, h2_bucket_resp_create(
-        f->c->bucket_alloc, H2_HC_RESET, H2_ERR_HTTP_1_1_REQUIRED, NULL));
+        f->c->bucket_alloc, H2_HC_RESET, H2_ERR_HTTP_1_1_REQUIRED, NULL, NULL));
     ctx->head_sent = 1;
     ctx->body_allowed = 0;
     return ap_pass_brigade(f->next, bb);
@@ -262,6 +271,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     request_rec *r = f->r;
     resp_ctx *ctx = f->ctx;
     apr_bucket *b, *next;
+    h2_hfields hf;
 
     if (!ctx || ctx->r != r) {
         /* internal redirects hand this filter to a new request */
@@ -301,7 +311,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             status = not_a_websocket(r);
         }
         fields = response_fields(r);
-        if (drop_bad_fields(r, fields, "response") && !ctx->fields_failed) {
+        if (build_fields(r, fields, &hf, "response") && !ctx->fields_failed) {
             /* nothing went out yet: answer 500 instead, as HTTP/1.1 does */
             ctx->fields_failed = 1;
             apr_brigade_cleanup(bb);
@@ -309,7 +319,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             ap_die(HTTP_INTERNAL_SERVER_ERROR, r);
             return AP_FILTER_ERROR;
         }
-        b = h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_HEADERS, status, fields);
+        b = h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_HEADERS, status, fields, &hf);
         APR_BRIGADE_INSERT_HEAD(bb, b);
         if (status >= 200 && status < 300) {
             push_paths(f, r, fields, bb);
@@ -325,10 +335,11 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             if (!ctx->trailers_done && r->trailers_out
                 && !apr_is_empty_table(r->trailers_out)) {
                 /* the body went out: a trailer that cannot fails the stream */
-                int bad = drop_bad_fields(r, r->trailers_out, "trailer");
+                int bad = build_fields(r, r->trailers_out, &hf, "trailer");
                 APR_BUCKET_INSERT_BEFORE(b, h2_bucket_resp_create(
                     f->c->bucket_alloc, bad? H2_HC_RESET : H2_HC_TRAILERS,
-                    bad? H2_ERR_INTERNAL_ERROR : 0, bad? NULL : r->trailers_out));
+                    bad? H2_ERR_INTERNAL_ERROR : 0, bad? NULL : r->trailers_out,
+                    bad? NULL : &hf));
             }
             ctx->trailers_done = 1;
         }

@@ -31,14 +31,17 @@ typedef struct h2_resp_meta {
                              * or H2_HC_RESET (status: the error code) */
     int status;
     apr_table_t *fields;
+    h2_hfields hf;          /* fields serialized and checked, if built */
 } h2_resp_meta;
 
 extern const apr_bucket_type_t h2_bucket_type_resp;
 #define H2_BUCKET_IS_RESP(e) ((e)->type == &h2_bucket_type_resp)
 
-/* A metadata bucket carrying meta; fields must live as long as the bucket. */
+/* A metadata bucket carrying meta; fields (and what hf points to, if
+ * given) must live as long as the bucket. */
 apr_bucket *h2_bucket_resp_create(apr_bucket_alloc_t *list, h2_hchunk_type type,
-                                  int status, apr_table_t *fields);
+                                  int status, apr_table_t *fields,
+                                  const h2_hfields *hf);
 
 /* The H2_RESPONSE protocol output filter. */
 apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb);

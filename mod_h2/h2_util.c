@@ -129,11 +129,16 @@ static int add_field_bytes(void *ctx, const char *key, const char *val)
     return 1;
 }
 
+apr_off_t h2_util_head_bytes_sum(int status, apr_off_t field_bytes)
+{
+    return (status? (apr_off_t)sizeof("HTTP/2 200\r\n") - 1 : 0) + field_bytes + 2;
+}
+
 apr_off_t h2_util_head_bytes(int status, const apr_table_t *fields)
 {
-    apr_off_t n = status? (apr_off_t)sizeof("HTTP/2 200\r\n") - 1 : 0;
+    apr_off_t n = 0;
     if (fields) {
         apr_table_do(add_field_bytes, &n, fields, NULL);
     }
-    return n + 2;
+    return h2_util_head_bytes_sum(status, n);
 }

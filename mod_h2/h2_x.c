@@ -644,7 +644,8 @@ static int out_append_locked(h2_x *x, const h2_x_item *it)
     case H2_HC_INTERIM:
     case H2_HC_TRAILERS:
     case H2_HC_PUSH:
-        c = h2_hchunk_fields(&xc->hpool, it->type, it->status, it->fields);
+        c = it->hf.built? h2_hchunk_hfields(&xc->hpool, it->type, it->status, &it->hf)
+                        : h2_hchunk_fields(&xc->hpool, it->type, it->status, it->fields);
         h2_hqueue_append(&x->out, c);
         return H2_WAKE_SOFT;
     case H2_HC_EOS:

@@ -118,6 +118,7 @@ typedef struct h2_x_item {
     int sendfile, mmap;
     int status;                     /* fields' status; RESET: error code */
     const apr_table_t *fields;      /* HEADERS, INTERIM, TRAILERS */
+    h2_hfields hf;                  /*   the fields already serialized */
 } h2_x_item;
 
 /* --- connection thread --- */

@@ -31,6 +31,56 @@ static int count_fields(void *ctx, const char *n, apr_size_t nl,
     return 1;
 }
 
+static int nbad_seen;
+
+static void note_bad(void *ctx, const char *name)
+{
+    (void)ctx;
+    (void)name;
+    ++nbad_seen;
+}
+
+/* Built ahead on the worker: the same fields as h2_hchunk_fields makes
+ * of good ones; the bad ones (controls, names no token) are counted and
+ * named instead of quietly left out; the head bytes are HTTP/1.1's. */
+static void test_fields_built_ahead_check_and_serialize_in_one_pass(apr_pool_t *pool,
+                                                                    h2_hpool *hp)
+{
+    apr_table_t *t = apr_table_make(pool, 4), *back = apr_table_make(pool, 4);
+    h2_hfields hf;
+    h2_hchunk *c;
+
+    apr_table_add(t, "Content-Type", "text/plain");
+    apr_table_add(t, "X-Padded", " \tv w\t ");
+    apr_table_add(t, "Connection", "close");
+    apr_table_add(t, "X-Empty", "");
+    CHECK(h2_hfields_build(pool, t, &hf, note_bad, NULL) == 0);
+    CHECK(hf.built && hf.nfields == 3);
+    /* "Content-Type: text/plain\r\n" ... every field, Connection too */
+    CHECK(hf.head_bytes == (12 + 10 + 4) + (8 + 7 + 4) + (10 + 5 + 4) + (7 + 0 + 4));
+    c = h2_hchunk_hfields(hp, H2_HC_HEADERS, 204, &hf);
+    CHECK(c->status == 204 && c->nfields == 3 && c->end == hf.len);
+    h2_hchunk_fields_do(c, count_fields, back);
+    CHECK(!strcmp(apr_table_get(back, "content-type"), "text/plain"));
+    CHECK(!strcmp(apr_table_get(back, "x-padded"), "v w"));
+    CHECK(!strcmp(apr_table_get(back, "x-empty"), ""));
+    CHECK(apr_table_get(back, "connection") == NULL);
+    h2_hpool_put(hp, c);
+
+    apr_table_add(t, "Bad Name", "x");
+    apr_table_add(t, "X-Split", "a\r\nb");
+    apr_table_add(t, "X-Del", "a\x7f");
+    apr_table_add(t, "Connection", "a\001b");     /* bad, not just dropped */
+    nbad_seen = 0;
+    CHECK(h2_hfields_build(pool, t, &hf, note_bad, NULL) == 4);
+    CHECK(nbad_seen == 4 && hf.nfields == 3);
+
+    CHECK(h2_hfields_build(pool, apr_table_make(pool, 1), &hf, NULL, NULL) == 0);
+    c = h2_hchunk_hfields(hp, H2_HC_TRAILERS, 0, &hf);
+    CHECK(c->nfields == 0 && c->end == 0 && hf.head_bytes == 0);
+    h2_hpool_put(hp, c);
+}
+
 int main(void)
 {
     apr_pool_t *pool;
@@ -128,6 +178,8 @@ int main(void)
     c = h2_hchunk_fields(&hp, H2_HC_TRAILERS, 0, NULL);
     CHECK(c->nfields == 0 && c->end == 0);
     h2_hpool_put(&hp, c);
+
+    test_fields_built_ahead_check_and_serialize_in_one_pass(pool, &hp);
 
     /* small chunks come in size classes and are recycled per class */
     c = h2_hpool_get(&hp, H2_HC_EOS, 0);
