@@ -22,8 +22,9 @@
  * Bucket allocators are not thread-safe, so buckets never cross threads:
  * memory data is copied into chunks, file data crosses as a duplicated
  * file descriptor plus range, so that the connection can sendfile it after
- * the request (and its pool) are gone. All functions here must be called
- * with the owning session's lock held; the lock is what makes it safe. */
+ * the request (and its pool) are gone. All functions here but
+ * h2_hfields_build() must be called with the owning session's lock held;
+ * the lock is what makes it safe. */
 
 typedef enum {
     H2_HC_DATA,      /* bytes in data[start..end) */
@@ -141,11 +142,11 @@ typedef struct h2_hfields {
 
 typedef void h2_hfield_bad_cb(void *ctx, const char *name);
 
-/* Serialize the fields of t into hf (memory from pool p) as
- * h2_hchunk_fields does, checking them as h2_hdr_field_sendable does on
- * the way: a field HTTP cannot carry is left out and named to bad (if
- * given). One pass instead of a check, a serialization and a count.
- * Returns how many were left out so. */
+/* Without the lock (it touches only t and p): serialize the fields of t
+ * into hf (memory from pool p) as h2_hchunk_fields does, checking them as
+ * h2_hdr_field_sendable does on the way: a field HTTP cannot carry is
+ * left out and named to bad (if given). One pass instead of a check, a
+ * serialization and a count. Returns how many were left out so. */
 int h2_hfields_build(apr_pool_t *p, const apr_table_t *t, h2_hfields *hf,
                      h2_hfield_bad_cb *bad, void *ctx);
 
