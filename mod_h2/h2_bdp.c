@@ -57,7 +57,7 @@ apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
         /* More than half the window per round trip: the window, not the
          * link, held the client back (WINDOW_UPDATEs go out at half the
          * window, so a client held back by it sends between half and all
-         * of it). H2_BDP_STEP times as much: 64 KB to 64 MB in two steps,
+         * of it). H2_BDP_STEP times as much: 64 KB to 256 MB in two steps,
          * a step taking about two round trips (the client's use of a new
          * window shows one round trip after it went out), which an upload
          * at 20 ms spends at a fraction of its speed. Too much is only
