@@ -177,7 +177,7 @@ class RawConn:
     data), RST_STREAM codes, response status and DATA per stream."""
 
     def __init__(self, env, how="h2c", settings=(), rcvbuf=None, timeout=5,
-                 auto_window=True):
+                 auto_window=True, ack_settings=True):
         self.how = how
         port = env.https_port if how == "h2" else env.http_port
         raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -197,6 +197,7 @@ class RawConn:
         self.scheme = "https" if how == "h2" else "http"
         self.authority = "%s:%d" % (env.domain, port)
         self.auto_window = auto_window
+        self.ack_settings = ack_settings
         self.inbuf = bytearray()
         self.decoder = hpack.Decoder()
         self.decoder.max_header_list_size = 1 << 20
@@ -306,7 +307,8 @@ class RawConn:
         if ftype == SETTINGS and not flags & ACK:
             self.server_settings.append(
                 [struct.unpack(">HI", payload[i:i + 6]) for i in range(0, len(payload), 6)])
-            out.append(settings_frame(ack=True))
+            if self.ack_settings:
+                out.append(settings_frame(ack=True))
         elif ftype == PING and flags & ACK:
             self.ping_acks += 1
         elif ftype == PING:

@@ -153,6 +153,31 @@ def test_upload_window_grows_past_the_budget_with_the_round_trip(env, discard):
     assert up.peak_window > DEFAULT_BUDGET, up.peak_window
 
 
+def test_a_first_window_filled_at_once_grows_before_any_round_trip_is_known(env, discard):
+    """The client sends its whole first window (64 KB) at once and neither
+    acknowledges the server's SETTINGS nor answers its PING, so the server
+    knows no round trip: the connection is still within its first, and the
+    stream's window grows 64-fold at once (to 4,194,240 bytes) instead of
+    waiting for one. Then the rest of the 1 MB body goes through. Stock
+    only reopens what was read."""
+    total = 1 << 20
+    with RawConn(env, "h2c", timeout=10, ack_settings=False) as c:
+        post(c, 1, "/discard", total)
+        for i in range(4):
+            c.send(data_frame(1, PIECE if i < 3 else PIECE[:-1]))
+        grown = 64 * 65535
+        assert c.wait(lambda: c.window_updates.get(1, 0) >= grown - 65535, 10), \
+            (c.window_updates, c.answer())
+        # with the 64 KB sent reopened as the handler read them, or not yet
+        assert grown - 65535 <= c.window_updates[1] <= grown
+        up = Uploader(c, 1)
+        up.sent = up.conn_sent = 65535
+        assert up.send(total - 65535)
+        status, body = answer(c, 1)
+    assert status == 200
+    assert json.loads(body)["bytes"] == total
+
+
 def test_reading_pauses_while_a_stalled_handler_holds_half_the_budget(env, discard,
                                                                     small_budget):
     """A handler that stops reading for 2 s after 24 MB, with the stream's
