@@ -308,13 +308,12 @@ static apr_off_t items_bytes(const out_item *items, int n)
             break;
         case H2_HC_HEADERS:
         case H2_HC_INTERIM:
-        case H2_HC_TRAILERS:
-            sum += items[i].hf.built?
-                h2_util_head_bytes_sum(items[i].type == H2_HC_TRAILERS? 0 : items[i].status,
-                                       items[i].hf.head_bytes)
-                : h2_util_head_bytes(items[i].type == H2_HC_TRAILERS? 0 : items[i].status,
-                                     items[i].fields);
+        case H2_HC_TRAILERS: {
+            int status = (items[i].type == H2_HC_TRAILERS)? 0 : items[i].status;
+            sum += items[i].hf.built? h2_util_head_bytes_sum(status, items[i].hf.head_bytes)
+                                    : h2_util_head_bytes(status, items[i].fields);
             break;
+        }
         default:
             break;
         }

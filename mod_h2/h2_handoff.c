@@ -286,17 +286,6 @@ void h2_hqueue_clear(h2_hqueue *q, h2_hpool *hp)
  * marks the end of the list. */
 #define FIELD_HDR 8
 
-/* Write the lengths and value of a field whose name is at p + FIELD_HDR;
- * returns where the next field goes. */
-static char *field_put(char *p, apr_uint32_t nl, const char *v, apr_size_t vlen)
-{
-    apr_uint32_t vl = (apr_uint32_t)vlen;
-    memcpy(p, &nl, 4);
-    memcpy(p + 4, &vl, 4);
-    memcpy(p + FIELD_HDR + nl, v, vl);
-    return p + FIELD_HDR + nl + vl;
-}
-
 /* The bytes the fields of a (entries e) take serialized; the lengths of
  * the first 64 fields go to lens (name, value, name, ...). */
 static apr_size_t fields_len(const apr_array_header_t *a, const apr_table_entry_t *e,
@@ -318,38 +307,73 @@ static apr_size_t fields_len(const apr_array_header_t *a, const apr_table_entry_
     return len;
 }
 
-h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
-                            const apr_table_t *t)
-{
-    const apr_array_header_t *a = t? apr_table_elts(t) : NULL;
-    const apr_table_entry_t *e = a? (const apr_table_entry_t *)a->elts : NULL;
-    apr_uint32_t lens[2 * 64];      /* the lengths of the first 64 fields */
-    apr_size_t len = fields_len(a, e, lens);
-    h2_hchunk *c;
-    char *p;
-    int i, n = a? a->nelts : 0;
+/* Where fields are serialized to, and what came of it. */
+typedef struct {
+    char *p;                /* where the next field goes */
+    int nfields;
+    apr_off_t head_bytes;   /* the fields as HTTP/1.1 would send them */
+    int nbad;               /* fields HTTP cannot carry (checked only) */
+} fields_out;
 
-    c = h2_hpool_get(hp, type, len);
-    c->status = status;
-    p = c->data;
-    for (i = 0; i < n; ++i) {
+/* Serialize the fields of a (entries e, the lengths of the first 64 in
+ * lens) to o: as h2_hdr_out_field_checked takes them when checked, the
+ * ones HTTP cannot carry named to bad (if given), else as
+ * h2_hdr_out_field takes them. */
+static void fields_put(const apr_array_header_t *a, const apr_table_entry_t *e,
+                       const apr_uint32_t *lens, int checked, fields_out *o,
+                       h2_hfield_bad_cb *bad, void *ctx)
+{
+    int i;
+
+    for (i = 0; a && i < a->nelts; ++i) {
         const char *v;
-        apr_uint32_t nl;
-        apr_size_t vlen;
+        apr_uint32_t nl, vl;
+        apr_size_t vlen, vorig;
+        int res;
 
         if (!e[i].key || !e[i].val) {
             continue;
         }
         nl = (i < 64)? lens[2*i] : (apr_uint32_t)strlen(e[i].key);
         v = e[i].val;
-        vlen = (i < 64)? lens[2*i+1] : strlen(v);
-        if (!h2_hdr_out_field(e[i].key, nl, p + FIELD_HDR, &v, &vlen)) {
+        vlen = vorig = (i < 64)? lens[2*i+1] : strlen(v);
+        res = checked? h2_hdr_out_field_checked(e[i].key, nl, o->p + FIELD_HDR, &v, &vlen)
+                     : h2_hdr_out_field(e[i].key, nl, o->p + FIELD_HDR, &v, &vlen);
+        if (res < 0) {
+            ++o->nbad;
+            if (bad) {
+                bad(ctx, e[i].key);
+            }
             continue;
         }
-        p = field_put(p, nl, v, vlen);
-        c->nfields++;
+        /* counted as HTTP/1.1 would send it, connection fields too */
+        o->head_bytes += (apr_off_t)(nl + vorig + 4);
+        if (res == 0) {
+            continue;
+        }
+        vl = (apr_uint32_t)vlen;
+        memcpy(o->p, &nl, 4);
+        memcpy(o->p + 4, &vl, 4);
+        memcpy(o->p + FIELD_HDR + nl, v, vl);
+        o->p += FIELD_HDR + nl + vl;
+        o->nfields++;
     }
-    c->end = (apr_size_t)(p - c->data);
+}
+
+h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
+                            const apr_table_t *t)
+{
+    const apr_array_header_t *a = t? apr_table_elts(t) : NULL;
+    const apr_table_entry_t *e = a? (const apr_table_entry_t *)a->elts : NULL;
+    apr_uint32_t lens[2 * 64];      /* the lengths of the first 64 fields */
+    h2_hchunk *c = h2_hpool_get(hp, type, fields_len(a, e, lens));
+    fields_out o = { NULL, 0, 0, 0 };
+
+    c->status = status;
+    o.p = c->data;
+    fields_put(a, e, lens, 0, &o, NULL, NULL);
+    c->nfields = o.nfields;
+    c->end = (apr_size_t)(o.p - c->data);
     return c;
 }
 
@@ -360,41 +384,16 @@ int h2_hfields_build(apr_pool_t *pool, const apr_table_t *t, h2_hfields *hf,
     const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
     apr_uint32_t lens[2 * 64];      /* the lengths of the first 64 fields */
     apr_size_t len = fields_len(a, e, lens);
-    char *p;
-    int i, nbad = 0;
+    fields_out o = { NULL, 0, 0, 0 };
 
     memset(hf, 0, sizeof(*hf));
     hf->built = 1;
-    hf->data = p = apr_palloc(pool, len? len : 1);
-    for (i = 0; i < a->nelts; ++i) {
-        const char *v;
-        apr_uint32_t nl;
-        apr_size_t vlen, vorig;
-        int res;
-
-        if (!e[i].key || !e[i].val) {
-            continue;
-        }
-        nl = (i < 64)? lens[2*i] : (apr_uint32_t)strlen(e[i].key);
-        v = e[i].val;
-        vlen = vorig = (i < 64)? lens[2*i+1] : strlen(v);
-        res = h2_hdr_out_field_checked(e[i].key, nl, p + FIELD_HDR, &v, &vlen);
-        if (res < 0) {
-            ++nbad;
-            if (bad) {
-                bad(ctx, e[i].key);
-            }
-            continue;
-        }
-        /* counted as HTTP/1.1 would send it, connection fields too */
-        hf->head_bytes += (apr_off_t)(nl + vorig + 4);
-        if (res > 0) {
-            p = field_put(p, nl, v, vlen);
-            hf->nfields++;
-        }
-    }
-    hf->len = (apr_size_t)(p - hf->data);
-    return nbad;
+    hf->data = o.p = apr_palloc(pool, len? len : 1);
+    fields_put(a, e, lens, 1, &o, bad, ctx);
+    hf->len = (apr_size_t)(o.p - hf->data);
+    hf->nfields = o.nfields;
+    hf->head_bytes = o.head_bytes;
+    return o.nbad;
 }
 
 h2_hchunk *h2_hchunk_hfields(h2_hpool *hp, h2_hchunk_type type, int status,

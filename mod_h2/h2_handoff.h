@@ -144,7 +144,7 @@ typedef void h2_hfield_bad_cb(void *ctx, const char *name);
 
 /* Without the lock (it touches only t and p): serialize the fields of t
  * into hf (memory from pool p) as h2_hchunk_fields does, checking them as
- * h2_hdr_field_sendable does on the way: a field HTTP cannot carry is
+ * h2_hdr_out_field_checked does on the way: a field HTTP cannot carry is
  * left out and named to bad (if given). One pass instead of a check, a
  * serialization and a count. Returns how many were left out so. */
 int h2_hfields_build(apr_pool_t *p, const apr_table_t *t, h2_hfields *hf,

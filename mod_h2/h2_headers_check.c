@@ -271,17 +271,6 @@ int h2_hdr_out_field_checked(const char *name, apr_size_t nlen, char *lname,
     return 1;
 }
 
-int h2_hdr_field_sendable(const char *name, const char *value)
-{
-    apr_size_t nlen = strlen(name);
-
-    /* the names httpd itself sets are tokens: no byte loop for them */
-    if (!known_lower(name, nlen) && !token_valid(name, nlen, 1)) {
-        return 0;
-    }
-    return value_sendable(value, strlen(value));
-}
-
 void h2_req_head_init(h2_req_head *h, apr_pool_t *p, const h2_hdr_limits *lim)
 {
     memset(h, 0, sizeof(*h));

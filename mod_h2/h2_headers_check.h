@@ -127,16 +127,13 @@ int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen);
 int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
                      const char **value, apr_size_t *vlen);
 
-/* h2_hdr_out_field for a response field as a handler set it, checked as
- * h2_hdr_field_sendable does: 1 when it goes out, 0 when it is
- * connection-specific (left out quietly), -1 when HTTP cannot carry it. */
+/* h2_hdr_out_field for a response field as a handler set it, which can
+ * go out when its name is a token and its value has no control characters
+ * but HTAB (RFC 9110 5.5; blanks at its ends are trimmed). Returns 1 when
+ * it goes out, 0 when it is connection-specific (left out quietly), -1
+ * when HTTP cannot carry it. */
 int h2_hdr_out_field_checked(const char *name, apr_size_t nlen, char *lname,
                              const char **value, apr_size_t *vlen);
-
-/* 1 when a response field, as a handler set it, can go out: its name is
- * a token and its value has no control characters but HTAB (RFC 9110
- * 5.5; blanks at its ends are trimmed when it goes out). */
-int h2_hdr_field_sendable(const char *name, const char *value);
 
 /* 1 when the error is better answered with an HTTP status than a reset:
  * the request is well-formed but beyond our limits. Its status in *pstatus. */
