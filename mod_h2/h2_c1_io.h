@@ -42,7 +42,15 @@ typedef struct h2_c1_io {
     int direct;                /* output chain is only the core: writev ourselves */
     int has_file;              /* bb_out holds file buckets (sendfile) */
     apr_size_t lowat;          /* SO_RCVLOWAT set on the socket, or 0 */
+    int in_direct;             /* H2_IN_*: how non-blocking reads go */
 } h2_c1_io;
+
+/* Cleartext connections whose input chain is only the core (and
+ * mod_logio's counter) read the socket themselves once the core holds
+ * nothing: one recv() of up to 64 KB where the core reads 8000 bytes. */
+#define H2_IN_FILTERS 0         /* through the input filters, always */
+#define H2_IN_DRAIN   1         /* through them until the core is empty */
+#define H2_IN_DIRECT  2         /* recv() on the socket */
 
 /* Child init: the cache of output arenas. */
 apr_status_t h2_c1_io_child_init(apr_pool_t *pchild);
