@@ -94,6 +94,8 @@ struct h2_session {
     unsigned int closed_ring_next;
     h2_abuse abuse;                 /* flood and rate budgets */
     int window_waiters;             /* streams with window_deferred */
+    int preface_due;                /* h2c upgrade: the client's SETTINGS not
+                                     * in yet, stream 1 sends no DATA */
     int push_on;                    /* H2Push of the connection's server */
     struct h2_push_diary *push_diary;  /* made at the first push */
     /* RFC 9218 (h2_session_prio.c) */

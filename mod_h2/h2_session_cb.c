@@ -405,7 +405,9 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         break;
     case NGHTTP2_SETTINGS:
         if (!(frame->hd.flags & NGHTTP2_FLAG_ACK)) {
-            /* the initial window may have grown */
+            /* the initial window may have grown; after an upgrade, the
+             * client's preface is in */
+            h2_session_preface_in(s);
             h2_session_resume_windows(s, 0, NGHTTP2_MAX_WINDOW_SIZE);
         }
         else {

@@ -225,6 +225,9 @@ int h2_session_collect(h2_session *s);
  * stream_id (0: the connection) or SETTINGS. */
 void h2_session_resume_windows(h2_session *s, int32_t stream_id, int32_t increment);
 
+/* The client's first SETTINGS came: an h2c upgrade's response may send DATA. */
+void h2_session_preface_in(h2_session *s);
+
 /* Streams that waited for the bucket of small frames: try again. */
 void h2_session_retry_windows(h2_session *s);
 

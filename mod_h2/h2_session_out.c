@@ -133,6 +133,48 @@ void h2_session_resume_windows(h2_session *s, int32_t stream_id, int32_t increme
     }
 }
 
+void h2_session_preface_in(h2_session *s)
+{
+    h2_stream *stream;
+
+    if (!s->preface_due) {
+        return;
+    }
+    s->preface_due = 0;
+    stream = h2_session_stream(s, 1);
+    if (stream && stream->data_deferred) {
+        stream->data_deferred = 0;
+        h2_session_ngcheck(s, 1, "resume the upgrade's response",
+                           nghttp2_session_resume_data(s->ngh, 1));
+    }
+}
+
+/* What of length a DATA frame's data may take: nghttp2 pads a frame only
+ * up to the length it offered (the frame size or window), so H2Padding's
+ * most is left free. */
+static size_t data_room(h2_session *s, size_t length)
+{
+    if (s->padding_bits > 0 && length > ((size_t)1 << s->padding_bits)) {
+        length -= (size_t)1 << s->padding_bits;
+    }
+    return length;
+}
+
+/* The answer to an h2c upgrade sends no DATA before the client's preface
+ * (the client starts sending once it has the 101): what comes after the
+ * 101 before that, a client reads with the 101, and Debian 12's curl
+ * (7.88) fails a transfer when that is over 32 KB. A 64 KB window of DATA
+ * came right behind the 101 when the server was quick. SETTINGS and the
+ * HEADERS still go out; h2_session_preface_in() resumes the DATA. */
+static int preface_wait(h2_session *s, h2_stream *stream)
+{
+    if (s->preface_due && stream->id == 1) {
+        stream->data_deferred = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
                          size_t length, uint32_t *data_flags,
                          nghttp2_data_source *source, void *ud)
@@ -142,11 +184,10 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
     h2_hchunk *c;
     size_t n = 0;
 
-    if (s->padding_bits > 0 && length > ((size_t)1 << s->padding_bits)) {
-        /* nghttp2 pads a frame only up to the length it offered (the
-         * frame size or window): leave room for the most padding */
-        length -= (size_t)1 << s->padding_bits;
+    if (preface_wait(s, stream)) {
+        return NGHTTP2_ERR_DEFERRED;
     }
+    length = data_room(s, length);
     /* n: the data this frame may take, c: what follows that data */
     for (c = h2_x_c1_out(stream->x)->first; c; c = c->next) {
         if (c->type == H2_HC_DATA) {

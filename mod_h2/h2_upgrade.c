@@ -77,6 +77,7 @@ apr_status_t h2_session_upgrade(h2_session *s, request_rec *r)
     stream = h2_stream_create(s, 1, s->pool);
     h2_session_link(s, stream);
     s->open_streams++;
+    s->preface_due = 1;
     h2_session_ngcheck(s, 1, "attach the stream",
                        nghttp2_session_set_stream_user_data(s->ngh, 1, stream));
 
