@@ -89,11 +89,48 @@ def start_server(name, so):
     sb.setup()
     with open(os.path.join(sb.run_dir, "conf.d", "upload.conf"), "w") as f:
         f.write("LoadModule h2_optfn_test_module %s\nLimitRequestBody 0\nLogLevel warn %s\n"
-                "<Location \"/discard\">\n    SetHandler h2-discard\n</Location>\n%s"
-                % (so, os.environ.get("H2_UPLOAD_LOGLEVEL", ""),
+                "<Location \"/discard\">\n    SetHandler h2-discard\n</Location>\n"
+                "LogFormat \"%%{h2-discard}n\" discard\nCustomLog \"%s\" discard\n%s"
+                % (so, os.environ.get("H2_UPLOAD_LOGLEVEL", ""), discard_log(sb),
                    os.environ.get("H2_UPLOAD_CONF", "").replace("\\n", "\n")))
     sb.start()
     return sb
+
+
+def discard_log(sb):
+    """Where the handler's answers go, a line each (h2load shows no bodies)."""
+    return os.path.join(sb.run_dir, "logs", "discard_log")
+
+
+def discard_answer(sb, offset, wait=3.0):
+    """The handler's answer logged after byte offset of its log, as the
+    dict its response has ({} if none came within `wait` seconds: the log
+    line follows the response)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            with open(discard_log(sb)) as f:
+                f.seek(offset)
+                lines = [l.split(" ", 2) for l in f.read().split("\n")]
+            lines = [l for l in lines if len(l) == 3 and l[0].isdigit()]
+            if lines:
+                nbytes, us, slices = lines[-1]
+                return {"bytes": int(nbytes), "us": int(us),
+                        "slices_us": [int(x) for x in slices.split(", ") if x.isdigit()]}
+        except (OSError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            return {}
+        time.sleep(0.05)
+
+
+def slices_of(answer):
+    """MB/s of each 100 MB slice of the handler's answer."""
+    slices, prev = [], 0
+    for us in answer.get("slices_us", []):
+        slices.append(round(100.0 / max(us - prev, 1) * 1e6, 1))
+        prev = us
+    return slices
 
 
 def toxi(method, path, body=None):
@@ -218,15 +255,11 @@ def upload(sb, proto, port, path, max_time):
     except (OSError, ValueError):
         body = {}
     os.unlink(out.name)
-    slices = []
-    prev = 0
     # the handler's view: from its first byte to the end of the body (a
     # proxy in between may take the client's bytes faster than it passes
     # them on, so curl's own figure would flatter HTTP/1.1)
     server_mb_s = (body.get("bytes", 0) / body["us"]) if body.get("us") else 0.0
-    for us in body.get("slices_us", []):
-        slices.append(round(100.0 / max(us - prev, 1) * 1e6, 1))   # MB/s per 100 MB
-        prev = us
+    slices = slices_of(body)
     return {"status": code, "complete": r.returncode == 0 and code == "200",
             "bytes": int(float(sent)), "seconds": round(took, 2),
             "mb_s": round(server_mb_s, 1), "client_mb_s": round(float(speed) / 1e6, 1),
@@ -239,13 +272,18 @@ def upload(sb, proto, port, path, max_time):
 def upload_h2load(sb, proto, port, path, max_time):
     """One upload with h2load (nghttp2's client: the same 16 KB writes for
     every protocol, where curl writes 64 KB for HTTP/1.1 and a 16 KB frame
-    at a time for HTTP/2); timed by the client, it sees no response body."""
+    at a time for HTTP/2); timed by the client, which shows no response
+    body: the handler's slices come from its log."""
     scheme = "https" if proto in TLS_PROTOS else "http"
     cmd = ["h2load", "-n", "1", "-c", "1", "-d", path]
     if proto in ("http/1.1", "https/1.1"):
         cmd.append("--h1")
     cmd.append("%s://127.0.0.1:%d/discard" % (scheme, port))
     size = os.path.getsize(path)
+    try:
+        logged = os.path.getsize(discard_log(sb))
+    except OSError:
+        logged = 0
     mark = cpu_mark(sb)
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -254,12 +292,14 @@ def upload_h2load(sb, proto, port, path, max_time):
     except subprocess.TimeoutExpired:
         out, ok = "", False
     server_cpu, client_cpu, proxy_cpu = cpu_since(sb, mark, size)
+    answer = discard_answer(sb, logged) if ok else {}
     m = re.search(r"finished in ([\d.]+)(m?s)", out)
     secs = (float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)) if m else 0
     ok = ok and "1 succeeded" in out and secs > 0
     return {"status": "200" if ok else "?", "complete": ok, "bytes": size if ok else 0,
             "seconds": round(secs, 2), "mb_s": round(size / secs / 1e6, 1) if ok else 0.0,
-            "client_mb_s": round(size / secs / 1e6, 1) if ok else 0.0, "slices_mb_s": [],
+            "client_mb_s": round(size / secs / 1e6, 1) if ok else 0.0,
+            "slices_mb_s": slices_of(answer),
             "server_cpu_s_per_gb": server_cpu, "client_cpu_s_per_gb": client_cpu,
             "proxy_cpu_s_per_gb": proxy_cpu,
             "curl_exit": None}

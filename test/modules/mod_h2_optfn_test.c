@@ -29,6 +29,7 @@
 #include <http_config.h>
 #include <http_protocol.h>
 #include <apr_optional.h>
+#include <apr_strings.h>
 #include <apr_poll.h>
 #include <http_core.h>
 #include <util_filter.h>
@@ -251,7 +252,9 @@ static int echo_stream_handler(request_rec *r)
 
 /* "h2-discard": reads the request body and throws it away; answers with
  * the bytes read and, for every 100 MB, the microseconds since the first
- * byte came (the upload benchmark's slices). With ?stall_after=N&stall_ms=M
+ * byte came (the upload benchmark's slices), and leaves the same in the
+ * request's note "h2-discard" for a log, as "BYTES US SLICE, SLICE..."
+ * (h2load does not show bodies). With ?stall_after=N&stall_ms=M
  * it stops reading for M ms once it has read N bytes (a handler busy with
  * something else while the body comes in). */
 #define SLICE (100 * 1000 * 1000)
@@ -259,6 +262,7 @@ typedef struct {
     apr_off_t total, next;
     apr_time_t start;
     long stall_after, stall_ms;
+    const char *slices;             /* the answer's list so far, "a, b" */
 } discard_ctx;
 
 static void discard_piece(request_rec *r, const char *data, apr_size_t len, void *ctx)
@@ -271,14 +275,18 @@ static void discard_piece(request_rec *r, const char *data, apr_size_t len, void
         d->stall_ms = 0;
     }
     while (d->total >= d->next) {
-        ap_rprintf(r, "%s%ld", d->next == SLICE? "" : ", ", (long)(apr_time_now() - d->start));
+        const char *one = apr_psprintf(r->pool, "%s%ld", d->next == SLICE? "" : ", ",
+                                       (long)(apr_time_now() - d->start));
+        ap_rputs(one, r);
+        d->slices = apr_pstrcat(r->pool, d->slices, one, NULL);
         d->next += SLICE;
     }
 }
 
 static int discard_handler(request_rec *r)
 {
-    discard_ctx d = { 0, SLICE, 0, 0, 0 };
+    discard_ctx d = { 0, SLICE, 0, 0, 0, "" };
+    const char *end;
 
     if (!r->handler || strcmp(r->handler, "h2-discard")) {
         return DECLINED;
@@ -290,8 +298,14 @@ static int discard_handler(request_rec *r)
     ap_set_content_type(r, "application/json");
     ap_rputs("{\"slices_us\": [", r);
     body_each(r, 1 << 20, discard_piece, NULL, &d);
-    ap_rprintf(r, "], \"bytes\": %" APR_OFF_T_FMT ", \"us\": %ld}\n", d.total,
-               (long)(d.start? apr_time_now() - d.start : 0));
+    end = apr_psprintf(r->pool, "], \"bytes\": %" APR_OFF_T_FMT ", \"us\": %ld}", d.total,
+                       (long)(d.start? apr_time_now() - d.start : 0));
+    ap_rputs(end, r);
+    ap_rputs("\n", r);
+    apr_table_setn(r->notes, "h2-discard",
+                   apr_psprintf(r->pool, "%" APR_OFF_T_FMT " %ld %s", d.total,
+                                (long)(d.start? apr_time_now() - d.start : 0),
+                                d.slices[0]? d.slices : "-"));
     return OK;
 }
 
