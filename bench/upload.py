@@ -11,6 +11,7 @@ slices slowing down).
     python3 bench/upload.py [--size-mb 1024] [--max-time 90] [--tag T]
                             [--clients curl,h2load] [--servers ours,stock]
                             [--link-proxy delay|toxiproxy]
+    python3 bench/upload.py --pool results/A.json results/B.json ...
 
 Two clients: curl (what users upload with; its HTTP/2 uploads cost it
 about 1.6 times the CPU of its HTTP/1.1 ones, 16 KB frames against 64 KB
@@ -321,6 +322,26 @@ def median_of_rounds(runs):
     return out
 
 
+def pooled(paths):
+    """Ratios to HTTP/1.1 over every round of the result files given: the
+    median MB/s of all rounds of a case over that of its baseline's (one
+    3-round run moves a +20 ms ratio by 0.1 on this machine)."""
+    pool = {}
+    for path in paths:
+        with open(path) as f:
+            for r in json.load(f)["results"]:
+                key = (r["server"], r["client"], r["link"], r["proto"])
+                pool.setdefault(key, []).extend(r["rounds_mb_s"])
+    print("| server | client | link | protocol | rounds | median MB/s | vs HTTP/1.1 |")
+    print("|---|---|---|---|---|---|---|")
+    for (server, client, link, proto), v in sorted(pool.items()):
+        base = pool.get((server, client, link, BASELINE[proto]))
+        ratio = statistics.median(v) / statistics.median(base) if base else None
+        print("| %s | %s | %s | %s | %d | %.1f | %s |" % (
+            server, client, link, proto, len(v), statistics.median(v),
+            "%.3f" % ratio if ratio else "-"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size-mb", type=int, default=1024, help="upload size in MiB")
@@ -334,7 +355,12 @@ def main():
                     help="what adds the 20 ms (see above)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="uploads per case, interleaved; the median is reported")
+    ap.add_argument("--pool", nargs="+", metavar="RESULTS_JSON",
+                    help="print the ratios over all rounds of these result files, run nothing")
     args = ap.parse_args()
+    if args.pool:
+        pooled(args.pool)
+        return
 
     tmp = tempfile.mkdtemp(prefix="h2-upload-")
     started = []
