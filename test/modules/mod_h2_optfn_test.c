@@ -286,7 +286,7 @@ static void discard_piece(request_rec *r, const char *data, apr_size_t len, void
 static int discard_handler(request_rec *r)
 {
     discard_ctx d = { 0, SLICE, 0, 0, 0, "" };
-    const char *end;
+    long us;
 
     if (!r->handler || strcmp(r->handler, "h2-discard")) {
         return DECLINED;
@@ -298,13 +298,10 @@ static int discard_handler(request_rec *r)
     ap_set_content_type(r, "application/json");
     ap_rputs("{\"slices_us\": [", r);
     body_each(r, 1 << 20, discard_piece, NULL, &d);
-    end = apr_psprintf(r->pool, "], \"bytes\": %" APR_OFF_T_FMT ", \"us\": %ld}", d.total,
-                       (long)(d.start? apr_time_now() - d.start : 0));
-    ap_rputs(end, r);
-    ap_rputs("\n", r);
+    us = (long)(d.start? apr_time_now() - d.start : 0);
+    ap_rprintf(r, "], \"bytes\": %" APR_OFF_T_FMT ", \"us\": %ld}\n", d.total, us);
     apr_table_setn(r->notes, "h2-discard",
-                   apr_psprintf(r->pool, "%" APR_OFF_T_FMT " %ld %s", d.total,
-                                (long)(d.start? apr_time_now() - d.start : 0),
+                   apr_psprintf(r->pool, "%" APR_OFF_T_FMT " %ld %s", d.total, us,
                                 d.slices[0]? d.slices : "-"));
     return OK;
 }
