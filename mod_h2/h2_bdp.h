@@ -23,12 +23,16 @@
  * WINDOW_UPDATE once half the window is read, so a window carries about
  * half its size per round trip plus the update's turnaround: 64 MB held
  * uploads at 20 ms to some 1.1 GB/s (h2) and 0.8 GB/s (over TLS) on the
- * benchmark machine, 34 MB of credit arriving every 30 ms. It is credit,
- * not memory: the connection's memory budget bounds what its streams hold
- * (h2_session_window.c). */
+ * benchmark machine, 34 MB of credit arriving every 30 ms.
+ * A grown window is what its stream may hold should its handler stop
+ * reading, so what windows grow by is charged at grant time to the
+ * connection (H2_BDP_GROWTH_MAX) and to its child process, all its
+ * connections together (H2_BDP_GROWTH_CHILD); past them, windows stop
+ * growing (h2_session_window.c). */
 #define H2_BDP_WINDOW_MAX (256 * 1024 * 1024)      /* a stream's window */
 #define H2_BDP_GROWTH_MAX (512 * 1024 * 1024)     /* what all of a connection's
                                                    * stream windows grow by */
+#define H2_BDP_GROWTH_CHILD (1024LL * 1024 * 1024) /* ... a child's connections */
 #define H2_BDP_STEP 64                            /* a window grows this many
                                                    * times at once */
 

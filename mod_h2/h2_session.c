@@ -337,15 +337,13 @@ static apr_status_t ngh_create(h2_session *s)
         rv = nghttp2_submit_settings(s->ngh, NGHTTP2_FLAG_NONE, settings, nsettings);
         s->settings_at = apr_time_now();
     }
-    /* The connection window only has to cover what all streams may have
-     * in flight; stream windows do the actual bounding. */
-    conn_win = (apr_int64_t)s->max_streams * s->window_size;
+    /* The connection window covers what all streams may be granted: each
+     * stream's own window bounds what it holds (h2_session_window.c), and
+     * the connection's is opened again as bytes arrive, so that it never
+     * holds one stream back for another's. */
+    conn_win = (apr_int64_t)s->max_streams * s->window_size + H2_BDP_GROWTH_MAX;
     if (conn_win > NGHTTP2_MAX_WINDOW_SIZE) conn_win = NGHTTP2_MAX_WINDOW_SIZE;
-    if (conn_win < NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE) {
-        conn_win = NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE;
-    }
-    s->conn_window = s->conn_window_base = conn_win;
-    if (rv == 0 && conn_win > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE) {
+    if (rv == 0) {
         rv = nghttp2_session_set_local_window_size(s->ngh, NGHTTP2_FLAG_NONE, 0,
                                                    (int32_t)conn_win);
     }

@@ -108,10 +108,9 @@ struct h2_session {
     apr_time_t rtt_at;              /*   measured then */
     apr_time_t rtt_ping_at;         /* the PING out since, or 0 */
     apr_time_t settings_at;         /* our SETTINGS went out then, unacked */
-    apr_int64_t win_extra;          /* what stream windows grew by, all */
-    apr_int64_t conn_window;        /* the connection's receive window */
-    apr_int64_t conn_window_base;   /*   as it started */
-    apr_time_t in_paused_at;        /* reading paused since, or 0 */
+    apr_int64_t win_charged;        /* what its streams may hold beyond
+                                     * H2WindowSize each (H2_BDP_GROWTH_MAX) */
+    int early_ends;                 /* streams with early_end_at set */
 
     /* idle registry (h2_c1_idle.c), under its lock */
     struct h2_session *idle_prev, *idle_next;

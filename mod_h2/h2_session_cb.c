@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+#include <string.h>
+
 #include <apr_strings.h>
 #include <apr_base64.h>
 #include <apr_portable.h>
@@ -162,12 +164,15 @@ static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
 /* 1 when what the connection's streams hold (request heads, bodies and
  * responses buffered) leaves room for another stream. Over it, new
  * streams are refused until the client reads or the streams end: memory
- * per connection is bounded whatever the client sends. */
+ * per connection is bounded whatever the client sends. What grown windows
+ * hold is not counted: the growth budget granted it (h2_session_window.c),
+ * and a slow upload must not cost a GET beside it its stream. */
 static int mem_admits(h2_session *s)
 {
-    apr_size_t held;
+    apr_size_t held, body;
 
-    held = h2_x_c1_mem_held(s->xc, NULL);
+    held = h2_x_c1_mem_held(s->xc, &body);
+    held -= (body < (apr_size_t)s->win_charged)? body : (apr_size_t)s->win_charged;
     if (held <= s->mem_max && s->hdr_budget.used < s->hdr_budget.max) {
         return 1;
     }
@@ -246,18 +251,21 @@ static void input_eos(h2_session *s, h2_stream *stream)
 {
     h2_x_c1_body_end(stream->x, stream->trailers_in);
     h2_stream_transit(stream, H2_SSEV_EOS_IN);
+    h2_session_window_input_end(s, stream);
 }
 
 /* RFC 9113 8.1.1: a request whose DATA does not add up to its
  * content-length is malformed. With END_STREAM (eos) it must match
- * exactly, before it must not exceed. Returns 0 when the stream was reset. */
-static int body_length_ok(h2_session *s, h2_stream *stream, int eos)
+ * exactly, before it must not exceed (counting len bytes arriving now).
+ * Returns 0 when the stream was reset. */
+static int body_length_ok(h2_session *s, h2_stream *stream, int eos, apr_off_t len)
 {
     apr_off_t cl = stream->req.content_length;
+    apr_off_t got = stream->in_received + len;
     if (cl < 0 || stream->fault_counted) {
         return !stream->fault_counted;
     }
-    if (stream->in_received > cl || (eos && stream->in_received != cl)) {
+    if (got > cl || (eos && got != cl)) {
         h2_session_fail(s, stream->id, H2_ERR_PROTOCOL_ERROR,
                      "request body length differs from content-length");
         return 0;
@@ -340,7 +348,7 @@ static void on_request_headers(h2_session *s, h2_stream *stream,
         }
     }
     else if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
-             && !body_length_ok(s, stream, 1)) {
+             && !body_length_ok(s, stream, 1, 0)) {
         return;
     }
     if (s->stop >= H2_STOP_GOAWAY && stream->id > s->last_stream_started) {
@@ -381,7 +389,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
                 h2_session_fail(s, stream->id, H2_ERR_PROTOCOL_ERROR,
                              "trailers without END_STREAM");
             }
-            else if (body_length_ok(s, stream, 1)) {
+            else if (body_length_ok(s, stream, 1, 0)) {
                 input_eos(s, stream);
             }
         }
@@ -392,7 +400,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         }
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
             && (stream = h2_session_stream(s, frame->hd.stream_id)) != NULL
-            && body_length_ok(s, stream, 1)) {
+            && body_length_ok(s, stream, 1, 0)) {
             input_eos(s, stream);
         }
         break;
@@ -441,36 +449,20 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
 {
     h2_session *s = ud;
     h2_stream *stream = h2_session_stream(s, stream_id);
-    int drop = 1;
+    int kept = 0;
 
-    if (stream) {
-        stream->in_received += (apr_off_t)len;
-        if (stream->in_received > (apr_off_t)s->window_size) {
-            h2_session_window_data_in(s, stream);
-        }
+    /* The connection's window never holds a stream back: what each
+     * stream may send is bounded by its own window (h2_session_window.c),
+     * so the connection's is opened again as the bytes arrive. */
+    h2_session_ngcheck(s, stream_id, "open the connection's window",
+                       nghttp2_session_consume_connection(ngh, len));
+    if (!stream) {
+        return 0;
     }
-    if (stream && body_length_ok(s, stream, 0)) {
-        int kept = h2_x_c1_body_in(stream->x, (const char *)data, len,
-                                   (stream->win_extra > 0)? s->mem_max / 2 : 0);
-        if (kept < 0) {
-            h2_session_window_over(s, stream);
-        }
-        drop = (kept <= 0);
+    if (body_length_ok(s, stream, 0, (apr_off_t)len)) {
+        kept = (h2_x_c1_body_in(stream->x, (const char *)data, len) > 0);
     }
-    if (drop) {
-        /* nobody will read it: keep the windows open regardless */
-        h2_session_ngcheck(s, stream_id, "open the window",
-                           nghttp2_session_consume(ngh, stream_id, len));
-        if (stream && stream->state == H2_SS_CLOSED_LOCAL
-            && (stream->in_dropped += len) > (apr_off_t)s->window_size) {
-            /* The response is complete and the client still uploads more
-             * than a window's worth nobody reads: RFC 9113 8.1 lets us
-             * stop it. Smaller rests are read, so that a malformed
-             * request still gets its PROTOCOL_ERROR. */
-            h2_session_fail(s, stream_id, H2_ERR_NO_ERROR,
-                            "response complete, the rest of the upload is not read");
-        }
-    }
+    h2_session_window_received(s, stream, len, kept);
     return 0;
 }
 
@@ -510,6 +502,13 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
         h2_session_transit(s, H2_SEV_NO_STREAMS);
     }
     return 0;
+}
+
+/* A CONNECT (or extended CONNECT) stream: its two directions end apart. */
+static int is_tunnel(const h2_stream *stream)
+{
+    return stream->req.protocol || stream->req.websocket
+           || (stream->req.method && !strcmp(stream->req.method, "CONNECT"));
 }
 
 static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
@@ -557,6 +556,9 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
             && (stream = h2_session_stream(s, frame->hd.stream_id)) != NULL) {
             h2_stream_transit(stream, H2_SSEV_EOS_OUT);
+            if (stream->state == H2_SS_CLOSED_LOCAL && !is_tunnel(stream)) {
+                h2_session_window_answered(s, stream);
+            }
         }
         break;
     default:

@@ -62,6 +62,12 @@
 #define H2_BULK_LOWAT (128 * 1024)
 #define H2_BULK_WAIT apr_time_from_msec(1)
 
+/* How long a stream whose response completed before its request body
+ * waits before RST_STREAM NO_ERROR tells the client to stop sending: the
+ * frames it sent before it saw the response (a malformed body, a bad
+ * WINDOW_UPDATE, its own reset) get their usual answers first. */
+#define H2_EARLY_END_WAIT apr_time_from_msec(100)
+
 /* What a connection's request heads may hold together, per stream it may
  * have open (at least two full header blocks, see h2_session_create). */
 #define H2_CONN_HEAD_SHARE (32 * 1024)
@@ -114,27 +120,34 @@ void h2_session_window_settings_ack(h2_session *s);
 /* A PING ACK: 1 when it was our round-trip PING. */
 int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque);
 
-/* The handler consumed n bytes of stream's body: grow its window when the
- * window, not the link, holds the upload back. */
+/* The handler consumed n bytes of stream's body (or nobody reads them):
+ * grow its window when the window, not the link, holds the upload back,
+ * and grant credit again once half of it is free, within the budgets. */
 void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n);
 
-/* stream closed: what its window grew by is the connection's again. */
-void h2_session_window_closed(h2_session *s, h2_stream *stream);
+/* n bytes of stream's body arrived, kept for its handler (kept) or not:
+ * a handler that lets more than half its window wait goes back to
+ * H2WindowSize. */
+void h2_session_window_received(h2_session *s, h2_stream *stream, apr_size_t n, int kept);
 
-/* 1 while the client's bytes wait in the socket: the request bodies
- * the connection holds (those of streams whose workers wait for the
- * client aside) exceed half its budget, with windows grown past it. */
-int h2_session_window_paused(h2_session *s);
+/* The client ended stream's body: its credit left is no longer charged. */
+void h2_session_window_input_end(h2_session *s, h2_stream *stream);
+
+/* stream's response is complete while its client still sends the body:
+ * RST_STREAM NO_ERROR after H2_EARLY_END_WAIT (what the client sent
+ * meanwhile is still checked as usual). */
+void h2_session_window_answered(h2_session *s, h2_stream *stream);
+
+/* Reset the streams whose early end is due; returns when the next one
+ * is, or 0. */
+apr_time_t h2_session_window_early_ends(h2_session *s);
+
+/* stream closed: what it held of the budgets is theirs again. */
+void h2_session_window_closed(h2_session *s, h2_stream *stream);
 
 /* H2_BULK_LOWAT while a stream takes a bulk upload the client may go on
  * sending without our WINDOW_UPDATE, else 0 (see H2_BULK_LOWAT). */
 apr_size_t h2_session_window_lowat(h2_session *s);
-
-/* Reset stream: it grew its window past half the budget before it
- * answered, its worker now waits for the client to read the answer, and
- * its body would take more than half the budget (reading cannot pause for
- * it: the WINDOW_UPDATE the worker waits for would wait behind it). */
-void h2_session_window_over(h2_session *s, h2_stream *stream);
 
 /* --- h2_session_cb.c --- */
 

@@ -140,11 +140,10 @@ static apr_status_t send_output(h2_session *s, int *progress)
     return APR_SUCCESS;
 }
 
-/* Sleep until the client sends something (unless reading is paused) or
- * a worker has news. */
+/* Sleep until the client sends something or a worker has news. */
 static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
 {
-    h2_x_c1_wait(s->xc, s->in_paused_at? NULL : ap_get_conn_socket(s->c1), timeout);
+    h2_x_c1_wait(s->xc, ap_get_conn_socket(s->c1), timeout);
 }
 
 static void shutdown_graceful(h2_session *s, const char *why)
@@ -309,8 +308,7 @@ static apr_interval_time_t turn_left(h2_session *s)
  * a worker. */
 static void wait_busy(h2_session *s, int how)
 {
-    /* while reading is paused, the client is not late */
-    apr_time_t now = apr_time_now(), deadline = s->in_paused_at? 0 : owed_deadline(s);
+    apr_time_t now = apr_time_now(), deadline = owed_deadline(s), early;
     apr_size_t lowat;
 
     if (deadline && now >= deadline) {
@@ -330,6 +328,10 @@ static void wait_busy(h2_session *s, int how)
     }
     lowat = h2_session_window_lowat(s);
     h2_c1_io_set_lowat(&s->io, lowat);
+    early = h2_session_window_early_ends(s);
+    if (early && (!deadline || early < deadline)) {
+        deadline = early;
+    }
     wait_for_io(s, wait_until(s->window_waiters? H2_TINY_FRAME_RETRY
                               : lowat? H2_BULK_WAIT
                               : (how & H2_RUN_MAY_YIELD)? turn_left(s)
@@ -356,7 +358,7 @@ static apr_status_t process(h2_session *s, int how)
             stop_softly(s);
         }
 
-        rv = h2_session_window_paused(s)? APR_EAGAIN : read_input(s, APR_NONBLOCK_READ);
+        rv = read_input(s, APR_NONBLOCK_READ);
         if (rv == APR_SUCCESS) {
             progress = 1;
         }
@@ -373,6 +375,7 @@ static apr_status_t process(h2_session *s, int how)
         if (h2_session_collect(s) > 0) {
             progress = 1;
         }
+        h2_session_window_early_ends(s);
         h2_session_retry_windows(s);
         if (send_output(s, &progress) != APR_SUCCESS) {
             h2_session_transit(s, H2_SEV_ERROR);

@@ -513,8 +513,6 @@ static void on_collected(void *ctx, void *owner, apr_size_t consumed, int done)
         return;
     }
     if (consumed) {
-        h2_session_ngcheck(s, stream->id, "open the window",
-                           nghttp2_session_consume(s->ngh, stream->id, consumed));
         h2_session_window_consumed(s, stream, consumed);
     }
     process_output(s, stream);

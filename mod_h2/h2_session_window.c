@@ -12,13 +12,16 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
-/* Request body windows on the connection thread: a stream's receive window
- * grows with the bandwidth-delay product its upload shows (h2_bdp.c), the
- * round trip measured by a PING. H2WindowSize is the floor; what a
- * connection's streams grow by together stays within its memory budget
- * (H2MaxSessionStreams x H2StreamMaxMemSize). */
+/* Request body windows on the connection thread: every byte a client may
+ * send is credit we granted, and what a stream may hold (its body in our
+ * buffers plus the credit its client still has) is charged to budgets at
+ * grant time; the connection never stops reading. A stream's window grows
+ * with the bandwidth-delay product its upload shows (h2_bdp.c, the round
+ * trip measured by a PING) while its handler keeps up, and falls back to
+ * H2WindowSize when the handler does not. */
 #include <string.h>
 
+#include <apr_atomic.h>
 #include <apr_strings.h>
 
 #include <httpd.h>
@@ -82,114 +85,216 @@ int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque)
     return 1;
 }
 
-void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
-{
-    apr_int32_t old, w, max;
-    apr_int64_t room;
-    int rv;
+/* What grown windows hold in this child, all connections together
+ * (H2_BDP_GROWTH_CHILD): connection threads of a child share it. */
+static volatile apr_uint64_t child_growth;
 
-    if (!stream->bdp.window) {
-        h2_bdp_init(&stream->bdp, s->window_size);
-    }
-    old = stream->bdp.window;
-    /* what the windows promise is not what the connection holds: reading
-     * pauses past half the budget (h2_session_window_paused) */
-    room = (apr_int64_t)H2_BDP_GROWTH_MAX - s->win_extra;
-    max = (room > H2_BDP_WINDOW_MAX - old)? H2_BDP_WINDOW_MAX : (apr_int32_t)(old + room);
-    if (stream->response_submitted && max > (apr_int64_t)(s->mem_max / 2)) {
-        /* A stream that answers while it reads may wait for the client's
-         * window for its answer, and reading cannot pause for it then: its
-         * window stays within half the budget, so flow control holds its
-         * client instead of a reset (h2_session_window_over). */
-        max = (old > (apr_int32_t)(s->mem_max / 2))? old : (apr_int32_t)(s->mem_max / 2);
-    }
-    w = h2_bdp_consumed(&stream->bdp, (apr_int64_t)n, apr_time_now(), s->rtt, max);
-    if (w <= old) {
-        return;
-    }
-    rv = nghttp2_session_set_local_window_size(s->ngh, NGHTTP2_FLAG_NONE, stream->id, w);
-    if (h2_session_ngcheck(s, stream->id, "grow the stream's window", rv) != 0) {
-        stream->bdp.window = old;
-        return;
-    }
-    s->win_extra += w - old;
-    stream->win_extra += w - old;
-    /* below half the window (nghttp2's WINDOW_UPDATE threshold), reports
-     * of what the handler read change nothing the client sees; past the
-     * budget, what was read but not reported would count as held */
-    h2_x_c1_set_consume_wake(stream->x, ((apr_size_t)w < s->mem_max)? (apr_size_t)w / 4
-                                                                  : s->mem_max / 8);
-    if (s->conn_window < s->conn_window_base + s->win_extra) {
-        s->conn_window = s->conn_window_base + s->win_extra;
-        if (s->conn_window > NGHTTP2_MAX_WINDOW_SIZE) {
-            s->conn_window = NGHTTP2_MAX_WINDOW_SIZE;
+/* What stream may hold at most without another grant: its body in our
+ * buffers (or read by its handler and not yet reported) and, while the
+ * client may still send, the credit the client has. */
+static apr_int64_t exposure(h2_session *s, h2_stream *stream)
+{
+    apr_int64_t e = stream->in_received - stream->in_consumed;
+
+    if (stream->state == H2_SS_OPEN || stream->state == H2_SS_CLOSED_LOCAL) {
+        int32_t credit = nghttp2_session_get_stream_local_window_size(s->ngh, stream->id);
+        if (credit > 0) {
+            e += credit;
         }
-        h2_session_ngcheck(s, 0, "grow the connection's window",
-            nghttp2_session_set_local_window_size(s->ngh, NGHTTP2_FLAG_NONE, 0,
-                                                  (int32_t)s->conn_window));
     }
+    return e;
+}
+
+/* Charge stream's growth over H2WindowSize to the connection's and the
+ * child's budgets as exposure e: 1 when it fits (or is less than before),
+ * 0 when it does not (nothing changes). */
+static int charge(h2_session *s, h2_stream *stream, apr_int64_t e)
+{
+    apr_int64_t c = (e > s->window_size)? e - s->window_size : 0;
+    apr_int64_t d = c - stream->win_charge;
+
+    if (d > 0) {
+        if (s->win_charged + d > H2_BDP_GROWTH_MAX) {
+            return 0;
+        }
+        if (apr_atomic_add64(&child_growth, (apr_uint64_t)d) + (apr_uint64_t)d
+            > H2_BDP_GROWTH_CHILD) {
+            apr_atomic_sub64(&child_growth, (apr_uint64_t)d);
+            return 0;
+        }
+    }
+    else if (d < 0) {
+        apr_atomic_sub64(&child_growth, (apr_uint64_t)-d);
+    }
+    s->win_charged += d;
+    stream->win_charge = c;
+    return 1;
+}
+
+/* The window stream is kept at: the bandwidth-delay one, or H2WindowSize
+ * with a handler that does not keep up. */
+static void set_target(h2_session *s, h2_stream *stream, apr_int32_t w)
+{
     if (stream->trace >= APLOG_TRACE2) {
         ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, s->c1,
                       "h2_session(%ld-%d): receive window %d -> %d (round trip %ld us)",
-                      s->c1->id, stream->id, old, w, (long)s->rtt);
+                      s->c1->id, stream->id, stream->bdp.window, w, (long)s->rtt);
     }
+    if (w <= s->window_size) {
+        h2_bdp_init(&stream->bdp, s->window_size);
+    }
+    else {
+        stream->bdp.window = w;
+    }
+    /* below half the window (when credit is granted again), reports of
+     * what the handler read change nothing the client sees */
+    h2_x_c1_set_consume_wake(stream->x, (w > s->window_size)? (apr_size_t)w / 4 : 0);
+}
+
+/* Top stream's credit up to its window once half of it is free, within
+ * the budgets; the window is what is left when they do not allow it. */
+static void grant(h2_session *s, h2_stream *stream)
+{
+    apr_int64_t e, want;
+    int32_t inc;
+
+    if (stream->state != H2_SS_OPEN || !stream->has_body_in) {
+        return;         /* nothing more comes, or a response ended it */
+    }
+    e = exposure(s, stream);
+    if (2 * e > stream->bdp.window) {
+        return;
+    }
+    want = stream->bdp.window;
+    if (!charge(s, stream, want)) {
+        /* the budgets' rest, or H2WindowSize, which they always allow */
+        apr_int64_t room = H2_BDP_GROWTH_MAX - s->win_charged;
+        apr_int64_t croom = (apr_int64_t)H2_BDP_GROWTH_CHILD
+                            - (apr_int64_t)apr_atomic_read64(&child_growth);
+        want = s->window_size + stream->win_charge + (room < croom? room : croom);
+        if (want <= e || !charge(s, stream, want)) {
+            want = s->window_size;
+        }
+    }
+    if (want <= e) {
+        charge(s, stream, e);
+        return;
+    }
+    inc = (int32_t)(want - e);
+    if (h2_session_ngcheck(s, stream->id, "grant request body credit",
+            nghttp2_submit_window_update(s->ngh, NGHTTP2_FLAG_NONE, stream->id, inc))) {
+        charge(s, stream, e);
+    }
+}
+
+void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
+{
+    apr_int32_t max, w;
+
+    stream->in_consumed += (apr_off_t)n;
+    if (stream->state != H2_SS_OPEN) {
+        charge(s, stream, exposure(s, stream));
+        return;
+    }
+    if (!stream->bdp.window) {
+        h2_bdp_init(&stream->bdp, s->window_size);
+    }
+    /* grow only as far as the budgets have room for now, and only where
+     * the bytes drain: a handler that lets half its window wait is what
+     * holds the upload back, not the window */
+    max = H2_BDP_WINDOW_MAX;
+    if (H2_BDP_GROWTH_MAX - s->win_charged + stream->win_charge + s->window_size < max) {
+        max = (apr_int32_t)(H2_BDP_GROWTH_MAX - s->win_charged + stream->win_charge
+                            + s->window_size);
+    }
+    if (2 * (stream->in_received - stream->in_consumed) > stream->bdp.window) {
+        max = stream->bdp.window;
+    }
+    w = h2_bdp_consumed(&stream->bdp, (apr_int64_t)n, apr_time_now(), s->rtt, max);
+    if (w > stream->bdp.window) {
+        set_target(s, stream, w);
+    }
+    charge(s, stream, exposure(s, stream));
+    grant(s, stream);
+}
+
+/* RFC 9113 8.1: the response is complete while the client still sends
+ * its body (an early 401 or 413): it may stop, without error, instead of
+ * sending what nobody reads. */
+static void end_early(h2_session *s, h2_stream *stream)
+{
+    stream->early_end_at = 0;
+    s->early_ends--;
+    if (stream->state == H2_SS_CLOSED_LOCAL && !stream->reset_sent) {
+        h2_session_fail(s, stream->id, H2_ERR_NO_ERROR,
+                        "response complete before the request body");
+    }
+}
+
+void h2_session_window_answered(h2_session *s, h2_stream *stream)
+{
+    if (!stream->early_end_at && !stream->reset_sent) {
+        stream->early_end_at = apr_time_now() + H2_EARLY_END_WAIT;
+        s->early_ends++;
+    }
+}
+
+apr_time_t h2_session_window_early_ends(h2_session *s)
+{
+    h2_stream *stream, *next;
+    apr_time_t now, first = 0;
+
+    if (!s->early_ends) {
+        return 0;
+    }
+    now = apr_time_now();
+    for (stream = s->streams; stream; stream = next) {
+        next = stream->next_all;
+        if (!stream->early_end_at) {
+            continue;
+        }
+        if (stream->early_end_at <= now) {
+            end_early(s, stream);
+        }
+        else if (!first || stream->early_end_at < first) {
+            first = stream->early_end_at;
+        }
+    }
+    return first;
+}
+
+void h2_session_window_received(h2_session *s, h2_stream *stream, apr_size_t n, int kept)
+{
+    stream->in_received += (apr_off_t)n;
+    if (!kept) {
+        /* nobody reads it: it is consumed as it comes */
+        h2_session_window_consumed(s, stream, n);
+        return;
+    }
+    if (stream->in_received > (apr_off_t)s->window_size) {
+        h2_session_window_data_in(s, stream);
+    }
+    if (stream->bdp.window > s->window_size
+        && 2 * (stream->in_received - stream->in_consumed) > stream->bdp.window) {
+        /* More than half the window waits for a handler that does not keep
+         * up (slow, or waiting for a backend): no credit beyond
+         * H2WindowSize for it until it has read what it holds. */
+        set_target(s, stream, s->window_size);
+    }
+}
+
+void h2_session_window_input_end(h2_session *s, h2_stream *stream)
+{
+    charge(s, stream, exposure(s, stream));
 }
 
 void h2_session_window_closed(h2_session *s, h2_stream *stream)
 {
-    s->win_extra -= stream->win_extra;
-    stream->win_extra = 0;
-}
-
-/* Body held by streams whose workers wait for the client's window. */
-static apr_size_t body_stuck(h2_session *s)
-{
-    h2_stream *stream;
-    apr_size_t stuck = 0;
-
-    for (stream = s->streams; stream; stream = stream->next_all) {
-        if (stream->has_body_in) {
-            stuck += h2_x_c1_body_stuck(stream->x);
-        }
+    if (stream->early_end_at) {
+        stream->early_end_at = 0;
+        s->early_ends--;
     }
-    return stuck;
-}
-
-int h2_session_window_paused(h2_session *s)
-{
-    apr_size_t held = 0, stuck = 0;
-    int pause = 0;
-    apr_time_t now;
-
-    if (s->win_extra > 0 || s->in_paused_at) {
-        h2_x_c1_mem_held(s->xc, &held);
-        if (held > s->mem_max / 2) {
-            stuck = body_stuck(s);
-            pause = (held - stuck > s->mem_max / 2);
-        }
-    }
-    if (pause == !!s->in_paused_at) {
-        return pause;
-    }
-    now = apr_time_now();
-    if (pause) {
-        s->in_paused_at = now;
-        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21103)
-                      "h2_session(%ld): reading paused: request bodies hold %"
-                      APR_SIZE_T_FMT " bytes, over half the connection's budget of %"
-                      APR_SIZE_T_FMT, s->c1->id, held, s->mem_max);
-    }
-    else {
-        /* the client's time did not run while we did not read */
-        h2_frame_clock_pause(&s->clock, now - s->in_paused_at);
-        s->last_client_io += now - s->in_paused_at;
-        ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
-                      "h2_session(%ld): reading resumed after %ld ms, %" APR_SIZE_T_FMT
-                      " bytes of request bodies held", s->c1->id,
-                      (long)apr_time_as_msec(now - s->in_paused_at), held);
-        s->in_paused_at = 0;
-    }
-    return pause;
+    charge(s, stream, 0);
 }
 
 apr_size_t h2_session_window_lowat(h2_session *s)
@@ -197,27 +302,15 @@ apr_size_t h2_session_window_lowat(h2_session *s)
     h2_stream *stream;
 
     /* a window grown is what tells a bulk upload from the rest */
-    if (s->win_extra <= 0 || s->in_paused_at
-        || nghttp2_session_get_local_window_size(s->ngh) < 2 * H2_BULK_LOWAT) {
+    if (s->win_charged <= 0) {
         return 0;
     }
     for (stream = s->streams; stream; stream = stream->next_all) {
-        if (stream->win_extra > 0 && stream->state == H2_SS_OPEN
+        if (stream->win_charge > 0 && stream->state == H2_SS_OPEN
             && nghttp2_session_get_stream_local_window_size(s->ngh, stream->id)
                >= 2 * H2_BULK_LOWAT) {
             return H2_BULK_LOWAT;
         }
     }
     return 0;
-}
-
-void h2_session_window_over(h2_session *s, h2_stream *stream)
-{
-    char why[160];
-
-    /* on the stack: the session's pool would keep it for every reset */
-    apr_snprintf(why, sizeof(why), "request body over half the connection's budget (%"
-                 APR_SIZE_T_FMT " bytes) while its response waits for the client's window",
-                 s->mem_max);
-    h2_session_fail(s, stream->id, H2_ERR_ENHANCE_YOUR_CALM, why);
 }

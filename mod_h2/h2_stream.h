@@ -51,14 +51,17 @@ struct h2_stream {
     int reset_sent;                /* we sent RST_STREAM */
     int status_counted;            /* started in mod_status's table */
     apr_off_t in_received;         /* DATA payload received, all of it */
-    apr_off_t in_dropped;          /* body bytes nobody wanted */
+    apr_off_t in_consumed;         /*   read by its handler or dropped */
     h2_stream *next_new;           /* ready to be scheduled */
     int on_new;                    /* in the session's list of those */
     int pushed_on;                 /* promised on this client stream, or 0 */
     int push_critical;             /*   as a critical H2PushResource */
     h2_prio prio;                  /* RFC 9218 urgency and incremental */
-    h2_bdp bdp;                    /* its receive window, grown */
-    apr_int32_t win_extra;         /*   by this much over H2WindowSize */
+    h2_bdp bdp;                    /* the receive window it is kept at */
+    apr_int64_t win_charge;        /* what it may hold beyond H2WindowSize,
+                                    * charged to the growth budgets */
+    apr_time_t early_end_at;       /* response complete, body not: reset
+                                    * then (h2_session_window_answered) */
     h2_stream *prev_all, *next_all;
 };
 

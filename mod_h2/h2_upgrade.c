@@ -126,7 +126,8 @@ apr_status_t h2_session_upgrade(h2_session *s, request_rec *r)
         s->last_stream_started = 1;
         h2_session_schedule_later(s, stream);
         if (body) {
-            h2_x_c1_body_in(stream->x, body->data, body->len, 0);
+            h2_x_c1_body_in(stream->x, body->data, body->len);
+            stream->in_received = (apr_off_t)body->len;
         }
     }
     h2_x_c1_body_end(stream->x, NULL);

@@ -164,10 +164,8 @@ void h2_x_c1_schedule(h2_x **xs, int n);
 int h2_x_c1_abort(h2_x *x);
 
 /* Request body bytes that arrived: 1 when kept, 0 when nobody will read
- * them (the caller then opens the window itself), -1 when stuck_max is
- * not 0, x's worker waits for room for its output and x would hold more
- * than stuck_max of body (dropped as well). */
-int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len, apr_size_t stuck_max);
+ * them (the caller then opens the window itself). */
+int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len);
 
 /* The body is complete; trailers (may be NULL) go to the request. */
 void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers);
@@ -176,10 +174,6 @@ void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers);
  * at least min bytes of it (0: all of them); the others stay due. Once per
  * read from the client, not once per DATA frame. */
 void h2_x_c1_body_due(h2_xconn *xc, apr_size_t min);
-
-/* The body x holds while its worker waits for room for its output (which
- * only the client's WINDOW_UPDATEs make), else 0. */
-apr_size_t h2_x_c1_body_stuck(h2_x *x);
 
 /* For each stream a worker made ready since the last call: move its output
  * to the connection's queue and call cb with the body bytes the worker

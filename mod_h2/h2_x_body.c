@@ -54,17 +54,14 @@ void h2_x_poll_drain_locked(h2_x *x)
 
 /* --- connection thread --- */
 
-int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len, apr_size_t stuck_max)
+int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len)
 {
     h2_xconn *xc = x->xc;
     int kept = 0;
 
     apr_thread_mutex_lock(xc->mutex);
-    if (stuck_max && x->room_waits && x->in.mem + len > stuck_max) {
-        kept = -1;
-    }
     /* a stream may get its body before a worker picked it up */
-    else if ((x->state == H2_XS_PENDING || x->state == H2_XS_QUEUED
+    if ((x->state == H2_XS_PENDING || x->state == H2_XS_QUEUED
               || x->state == H2_XS_RUNNING) && !x->aborted) {
         h2_hqueue_write(&x->in, &xc->hpool, data, len);
         xc->mem_in += len;
@@ -122,15 +119,6 @@ void h2_x_c1_body_due(h2_xconn *xc, apr_size_t min)
     for (i = 0; i < n; ++i) {
         apr_thread_cond_signal(conds[i]);
     }
-}
-
-apr_size_t h2_x_c1_body_stuck(h2_x *x)
-{
-    apr_size_t held;
-    apr_thread_mutex_lock(x->xc->mutex);
-    held = x->room_waits? x->in.mem : 0;
-    apr_thread_mutex_unlock(x->xc->mutex);
-    return held;
 }
 
 void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers)

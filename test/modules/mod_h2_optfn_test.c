@@ -256,12 +256,15 @@ static int echo_stream_handler(request_rec *r)
  * request's note "h2-discard" for a log, as "BYTES US SLICE, SLICE..."
  * (h2load does not show bodies). With ?stall_after=N&stall_ms=M
  * it stops reading for M ms once it has read N bytes (a handler busy with
- * something else while the body comes in). */
+ * something else while the body comes in); with ?rate=N it reads at most
+ * N bytes a second, in pieces of 16 KB (a consumer slower than its
+ * client). */
 #define SLICE (100 * 1000 * 1000)
 typedef struct {
     apr_off_t total, next;
     apr_time_t start;
     long stall_after, stall_ms;
+    long rate;                      /* bytes a second at most, or 0 */
     const char *slices;             /* the answer's list so far, "a, b" */
 } discard_ctx;
 
@@ -274,6 +277,11 @@ static void discard_piece(request_rec *r, const char *data, apr_size_t len, void
         apr_sleep(apr_time_from_msec(d->stall_ms));
         d->stall_ms = 0;
     }
+    if (d->rate > 0) {
+        apr_interval_time_t ahead = (apr_interval_time_t)(d->total * APR_USEC_PER_SEC / d->rate)
+                                    - (apr_time_now() - d->start);
+        if (ahead > 0) apr_sleep(ahead);
+    }
     while (d->total >= d->next) {
         const char *one = apr_psprintf(r->pool, "%s%ld", d->next == SLICE? "" : ", ",
                                        (long)(apr_time_now() - d->start));
@@ -285,7 +293,7 @@ static void discard_piece(request_rec *r, const char *data, apr_size_t len, void
 
 static int discard_handler(request_rec *r)
 {
-    discard_ctx d = { 0, SLICE, 0, 0, 0, "" };
+    discard_ctx d = { 0, SLICE, 0, 0, 0, 0, "" };
     long us;
 
     if (!r->handler || strcmp(r->handler, "h2-discard")) {
@@ -295,9 +303,12 @@ static int discard_handler(request_rec *r)
                           &d.stall_ms) != 2) {
         d.stall_ms = 0;
     }
+    if (r->args && sscanf(r->args, "rate=%ld", &d.rate) != 1) {
+        d.rate = 0;
+    }
     ap_set_content_type(r, "application/json");
     ap_rputs("{\"slices_us\": [", r);
-    body_each(r, 1 << 20, discard_piece, NULL, &d);
+    body_each(r, d.rate > 0? 16384 : 1 << 20, discard_piece, NULL, &d);
     us = (long)(d.start? apr_time_now() - d.start : 0);
     ap_rprintf(r, "], \"bytes\": %" APR_OFF_T_FMT ", \"us\": %ld}\n", d.total, us);
     apr_table_setn(r->notes, "h2-discard",
