@@ -21,6 +21,7 @@ static const unsigned int flood_limit[H2_FLOOD_KINDS] = {
     [H2_FLOOD_EMPTY_FRAMES] = H2_ABUSE_EMPTY_FRAMES_PER_SEC,
     [H2_FLOOD_PRIORITY]     = H2_ABUSE_PRIORITY_PER_SEC,
     [H2_FLOOD_TINY_WINDOWS] = H2_ABUSE_TINY_WINDOWS_PER_SEC,
+    [H2_FLOOD_CLOSED_RESETS] = H2_ABUSE_CLOSED_RESETS_PER_SEC,
 };
 
 void h2_abuse_init(h2_abuse *a, int max_stream_errors, apr_time_t now)
@@ -56,6 +57,7 @@ const char *h2_abuse_flood_str(h2_flood_kind kind)
     case H2_FLOOD_EMPTY_FRAMES: return "flood of empty frames";
     case H2_FLOOD_PRIORITY:     return "flood of PRIORITY frames";
     case H2_FLOOD_TINY_WINDOWS: return "flood of WINDOW_UPDATEs too small to send on";
+    case H2_FLOOD_CLOSED_RESETS: return "flood of RST_STREAMs for closed streams";
     default:                    return "flood";
     }
 }

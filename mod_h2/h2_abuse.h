@@ -28,12 +28,19 @@ typedef enum {
     H2_FLOOD_PRIORITY,         /* PRIORITY frames */
     H2_FLOOD_TINY_WINDOWS,     /* WINDOW_UPDATEs that leave a waiting stream's
                                 * window below H2_MIN_DATA_FRAME */
+    H2_FLOOD_CLOSED_RESETS,    /* RST_STREAMs of streams closed, reset or
+                                * answered on our side (no rapid reset) */
     H2_FLOOD_KINDS
 } h2_flood_kind;
 
 #define H2_ABUSE_EMPTY_FRAMES_PER_SEC  200
 #define H2_ABUSE_PRIORITY_PER_SEC      1000
 #define H2_ABUSE_TINY_WINDOWS_PER_SEC  200
+/* A client that cancels a download with a large window gets the DATA
+ * frames in flight, and some clients (python-h2) answer each with another
+ * RST_STREAM: 10 MB in flight are 640 of them. They cost a frame's
+ * parsing each; only an endless stream of them is a flood. */
+#define H2_ABUSE_CLOSED_RESETS_PER_SEC 5000
 
 /* The smallest DATA frame sent while more of the response is queued: a
  * client that opens its window a few bytes at a time would otherwise get
@@ -47,12 +54,18 @@ typedef enum {
 /* how soon a stream that waits for the bucket tries again */
 #define H2_TINY_FRAME_RETRY            apr_time_from_msec(10)
 
-/* Client RST_STREAMs (rapid reset, CVE-2023-44487): a bucket of this many,
- * refilled at H2_RESET_RATE per second. nghttp2's own limit (twice the
- * burst at the same rate) is only the backstop: it ends the connection
- * with INTERNAL_ERROR and no words. */
+/* Rapid reset (CVE-2023-44487): streams the client opened and reset
+ * before their responses were complete, a bucket of this many, refilled
+ * at H2_RESET_RATE per second. */
 #define H2_RESET_BURST                 500
 #define H2_RESET_RATE                  33
+/* nghttp2's own limit counts every RST_STREAM it receives, also those of
+ * closed streams, and ends the connection with INTERNAL_ERROR and no
+ * words: set above both of our budgets together (the flood's count may
+ * pass its limit twice within a second, across the start of a second),
+ * it is only the backstop. */
+#define H2_RESET_BACKSTOP_BURST        (2 * (H2_RESET_BURST + 2 * H2_ABUSE_CLOSED_RESETS_PER_SEC))
+#define H2_RESET_BACKSTOP_RATE         (2 * (H2_RESET_RATE + H2_ABUSE_CLOSED_RESETS_PER_SEC))
 
 /* A budget that refills over time. */
 typedef struct h2_tokens {

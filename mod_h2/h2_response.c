@@ -12,6 +12,7 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* The response head on a worker: httpd's response to HTTP/2 fields. */
 #include <apr_strings.h>
 #include <apr_lib.h>
 #include <httpd.h>
@@ -119,7 +120,109 @@ static int build_fields(request_rec *r, const apr_table_t *t, h2_hfields *hf,
     return h2_hfields_build(r->pool, t, hf, log_bad_field, &b);
 }
 
-/* What HTTP_HEADER would put into an HTTP/1.1 head, as HTTP/2 fields. */
+/* Adds each comma-separated item of value to items that is not there yet
+ * (compared without case); the first spelling stays, or all are made
+ * lowercase (HTTP/1.1 does so for Content-Language, not for Vary). */
+static void add_items(apr_pool_t *p, apr_array_header_t *items, const char *value,
+                      int lower)
+{
+    char *copy = apr_pstrdup(p, value), *last, *tok;
+    int i;
+
+    if (lower) {
+        ap_str_tolower(copy);
+    }
+    for (tok = apr_strtok(copy, ", \t", &last); tok;
+         tok = apr_strtok(NULL, ", \t", &last)) {
+        for (i = 0; i < items->nelts; ++i) {
+            if (!ap_cstr_casecmp(tok, APR_ARRAY_IDX(items, i, const char *))) {
+                break;
+            }
+        }
+        if (i == items->nelts) {
+            APR_ARRAY_PUSH(items, const char *) = tok;
+        }
+    }
+}
+
+static int vary_item(void *items, const char *key, const char *value)
+{
+    add_items(((apr_array_header_t *)items)->pool, items, value, 0);
+    return 1;
+}
+
+/* Vary as HTTP/1.1 sends it: modules add their Vary fields on their own
+ * (mod_deflate, mod_negotiation, a backend), HTTP/1.1 sends each item
+ * once in one field; a client marked force-no-vary (BrowserMatch) gets
+ * none, as it may not cope with it. */
+static void vary_field(request_rec *r, apr_table_t *h)
+{
+    apr_array_header_t *items;
+
+    if (apr_table_get(r->subprocess_env, "force-no-vary")) {
+        apr_table_unset(h, "Vary");
+        return;
+    }
+    if (!apr_table_get(h, "Vary")) {
+        return;
+    }
+    items = apr_array_make(r->pool, 4, sizeof(const char *));
+    apr_table_do(vary_item, items, h, "Vary", NULL);
+    apr_table_setn(h, "Vary", apr_array_pstrcat(r->pool, items, ','));
+}
+
+/* Content-Type, -Encoding and -Language from what httpd keeps in the
+ * request (not in headers_out), as HTTP/1.1 makes them; a response that
+ * has no content (204, 304) describes none. */
+static void content_fields(request_rec *r, apr_table_t *h)
+{
+    const char *ctype;
+
+    if (r->status == HTTP_NOT_MODIFIED || r->status == HTTP_NO_CONTENT) {
+        apr_table_unset(h, "Content-Length");
+        r->content_type = r->content_encoding = NULL;
+        r->content_languages = NULL;
+    }
+    if (r->status == HTTP_NOT_MODIFIED) {
+        apr_table_unset(h, "Content-Type");
+        apr_table_unset(h, "Content-Encoding");
+    }
+    ctype = r->content_type? ap_make_content_type(r, r->content_type) : NULL;
+    if (ctype) {
+        apr_table_setn(h, "Content-Type", ctype);
+    }
+    if (r->content_encoding) {
+        apr_table_setn(h, "Content-Encoding", r->content_encoding);
+    }
+    if (r->content_languages && r->content_languages->nelts > 0) {
+        /* the languages a module put into the field join httpd's own */
+        apr_array_header_t *langs = apr_array_copy(r->pool, r->content_languages);
+        const char *field = apr_table_get(h, "Content-Language");
+        if (field) {
+            add_items(r->pool, langs, field, 1);
+        }
+        apr_table_setn(h, "Content-Language", apr_array_pstrcat(r->pool, langs, ','));
+    }
+}
+
+/* A HEAD whose handler sent no body (it returned early, as mod_autoindex,
+ * error pages, PHP or a CGI do) went through httpd's content length
+ * filter as an empty body: its Content-Length 0 says nothing about the
+ * GET and is not sent, as HTTP/1.1 does not. A length a handler or a
+ * backend gave stays (the filter keeps it for a HEAD). The WebSocket's
+ * 502 (not_a_websocket) keeps its 0: its request is no HEAD. */
+static void head_length(request_rec *r, apr_table_t *h)
+{
+    const char *cl;
+
+    if (r->header_only && r->method_number != M_CONNECT
+        && (cl = apr_table_get(h, "Content-Length")) && !strcmp(cl, "0")) {
+        apr_table_unset(h, "Content-Length");
+    }
+}
+
+/* What httpd's HTTP_HEADER filter puts into an HTTP/1.1 head, as HTTP/2
+ * fields: the same fields, less what only HTTP/1.1 framing needs. */
 static apr_table_t *response_fields(request_rec *r)
 {
     apr_table_t *h;
@@ -131,19 +234,18 @@ static apr_table_t *response_fields(request_rec *r)
         apr_table_clear(r->err_headers_out);
     }
     h = r->headers_out;
-    if (r->content_type) {
-        apr_table_setn(h, "Content-Type", ap_make_content_type(r, r->content_type));
-    }
-    if (r->content_encoding) {
-        apr_table_setn(h, "Content-Encoding", r->content_encoding);
-    }
-    if (r->content_languages && r->content_languages->nelts > 0) {
-        apr_table_setn(h, "Content-Language",
-                       apr_array_pstrcat(r->pool, r->content_languages, ','));
-    }
+    vary_field(r, h);
     if (apr_table_get(r->notes, "no-etag")) {
         apr_table_unset(h, "ETag");
     }
+    content_fields(r, h);
+    if (r->no_cache && !apr_table_get(h, "Expires")) {
+        /* a response httpd marked uncacheable expires at once */
+        date = apr_palloc(r->pool, APR_RFC822_DATE_LEN);
+        ap_recent_rfc822_date(date, r->request_time);
+        apr_table_addn(h, "Expires", date);
+    }
+    head_length(r, h);
     /* a proxied response keeps the origin's Date and Server */
     if (r->proxyreq == PROXYREQ_NONE || !apr_table_get(h, "Date")) {
         date = apr_palloc(r->pool, APR_RFC822_DATE_LEN);
@@ -162,13 +264,6 @@ static apr_table_t *response_fields(request_rec *r)
     apr_table_unset(h, "Proxy-Connection");
     apr_table_unset(h, "Transfer-Encoding");
     apr_table_unset(h, "Upgrade");
-    if (r->status == HTTP_NOT_MODIFIED || r->status == HTTP_NO_CONTENT) {
-        apr_table_unset(h, "Content-Length");
-    }
-    if (r->status == HTTP_NOT_MODIFIED) {
-        apr_table_unset(h, "Content-Type");
-        apr_table_unset(h, "Content-Encoding");
-    }
     return h;
 }
 

@@ -306,7 +306,8 @@ static apr_status_t ngh_create(h2_session *s)
     nghttp2_option_set_no_auto_window_update(opt, 1);
     nghttp2_option_set_max_settings(opt, 32);
     nghttp2_option_set_max_outbound_ack(opt, 1000);
-    nghttp2_option_set_stream_reset_rate_limit(opt, 2 * H2_RESET_BURST, H2_RESET_RATE);
+    nghttp2_option_set_stream_reset_rate_limit(opt, H2_RESET_BACKSTOP_BURST,
+                                               H2_RESET_BACKSTOP_RATE);
     nghttp2_option_set_max_continuations(opt, 8);
     /* responses may have heads as large as requests (nghttp2: 64 KB) */
     nghttp2_option_set_max_send_header_block_length(opt, s->hdr_limits.max_block_len);

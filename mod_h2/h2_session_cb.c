@@ -359,6 +359,27 @@ static void on_request_headers(h2_session *s, h2_stream *stream,
     h2_session_schedule_later(s, stream);
 }
 
+/* A client's RST_STREAM, seen before nghttp2 closes the stream. Rapid
+ * reset (CVE-2023-44487) is a client opening streams and cancelling them
+ * before their responses are complete: we started work for nothing, and
+ * that has its budget. A stream we already closed, reset or answered in
+ * full costs nothing more: a client that cancelled a download with a
+ * large window answers each DATA frame still in flight with another
+ * RST_STREAM (python-h2 does, hundreds of them), and a pushed stream is
+ * ours, not one the client opened. Those only count as a flood. */
+static void client_reset(h2_session *s, int32_t id)
+{
+    h2_stream *stream = h2_session_stream(s, id);
+
+    if (stream && (id & 1) && !stream->reset_sent
+        && (stream->state == H2_SS_OPEN || stream->state == H2_SS_CLOSED_REMOTE)) {
+        h2_session_reset_check(s);
+    }
+    else {
+        h2_session_flood_check(s, H2_FLOOD_CLOSED_RESETS);
+    }
+}
+
 static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
                          void *ud)
 {
@@ -423,7 +444,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         }
         break;
     case NGHTTP2_RST_STREAM:
-        h2_session_reset_check(s);
+        client_reset(s, frame->hd.stream_id);
         break;
     case NGHTTP2_GOAWAY:
         h2_session_transit(s, H2_SEV_CLIENT_GOAWAY);

@@ -285,6 +285,26 @@ class RawConn:
             self._parse()
         return True
 
+    def read_some(self, n, timeout=5.0):
+        """Read and process one piece of at most `n` bytes (waiting up to
+        `timeout` for it), as a client that reads as it goes; False once
+        the connection is closed."""
+        if self.closed or not self._readable(timeout):
+            return not self.closed
+        try:
+            chunk = self.sock.recv(n)
+        except (ssl.SSLWantReadError, socket.timeout):
+            return True
+        except OSError:
+            self._mark_closed()
+            return False
+        if not chunk:
+            self._mark_closed()
+            return False
+        self.inbuf += chunk
+        self._parse()
+        return True
+
     def _parse(self):
         out = []
         buf = self.inbuf

@@ -57,6 +57,12 @@ static void test_flood_limits_per_kind(void)
         n += h2_abuse_flood(&a, H2_FLOOD_TINY_WINDOWS, t0);
     }
     CHECK(n == H2_ABUSE_TINY_WINDOWS_PER_SEC);
+    for (i = 0, n = 0; i < 3 * H2_ABUSE_CLOSED_RESETS_PER_SEC; ++i) {
+        n += h2_abuse_flood(&a, H2_FLOOD_CLOSED_RESETS, t0);
+    }
+    CHECK(n == H2_ABUSE_CLOSED_RESETS_PER_SEC);
+    CHECK(!strcmp(h2_abuse_flood_str(H2_FLOOD_CLOSED_RESETS),
+                  "flood of RST_STREAMs for closed streams"));
     CHECK(!strcmp(h2_abuse_flood_str(H2_FLOOD_PRIORITY), "flood of PRIORITY frames"));
     CHECK(!strcmp(h2_abuse_flood_str(H2_FLOOD_EMPTY_FRAMES), "flood of empty frames"));
 }
@@ -82,6 +88,29 @@ static void test_resets_burst_then_refill_at_rate(void)
         n += h2_abuse_reset(&a, t0 + SEC(3600));
     }
     CHECK(n == H2_RESET_BURST);
+}
+
+/* Resets of closed streams have a budget of their own: hundreds of them
+ * (a cancelled download's late DATA frames, each answered) leave the
+ * rapid reset budget whole; and nghttp2's limit, which counts both, is
+ * above the two together. */
+static void test_closed_resets_leave_rapid_reset_budget_alone(void)
+{
+    h2_abuse a;
+    apr_time_t t0 = SEC(200);
+    int i, ok = 1;
+
+    h2_abuse_init(&a, 0, t0);
+    for (i = 0; i < 841; ++i) {
+        ok &= h2_abuse_flood(&a, H2_FLOOD_CLOSED_RESETS, t0 + MS(i % 500));
+    }
+    CHECK(ok);
+    for (i = 0; i < H2_RESET_BURST; ++i) {
+        ok &= h2_abuse_reset(&a, t0 + MS(600));
+    }
+    CHECK(ok);
+    CHECK(H2_RESET_BACKSTOP_BURST >= H2_RESET_BURST + 2 * H2_ABUSE_CLOSED_RESETS_PER_SEC);
+    CHECK(H2_RESET_BACKSTOP_RATE >= H2_RESET_RATE + H2_ABUSE_CLOSED_RESETS_PER_SEC);
 }
 
 static void test_tiny_frames_bucket(void)
@@ -130,6 +159,7 @@ int main(void)
     test_flood_allows_exactly_its_limit_per_second();
     test_flood_limits_per_kind();
     test_resets_burst_then_refill_at_rate();
+    test_closed_resets_leave_rapid_reset_budget_alone();
     test_tiny_frames_bucket();
     test_stream_errors_over_max_stream_errors();
     apr_terminate();

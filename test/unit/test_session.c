@@ -20,6 +20,7 @@
 #include <string.h>
 #include <apr_general.h>
 
+#include "h2_abuse.h"
 #include "seam.h"
 #include "frames.h"
 #include "unit.h"
@@ -152,6 +153,59 @@ static void test_rapid_reset_gets_enhance_your_calm(void)
     g = frames_find(fr, n, NGHTTP2_GOAWAY, 0, 0);
     CHECK(g > 0 && frame_u32(fr[g].payload + 4) == NGHTTP2_ENHANCE_YOUR_CALM
           && fr[g].len > 8 && !memcmp(fr[g].payload + 8, "rapid reset", 11));
+    seam_free(t);
+    fb_free(&b);
+}
+
+/* A client that resets a stream whose response is complete, once for
+ * each DATA frame that was in flight (python-h2 after cancelling a big
+ * download), did not make us start work for nothing: no rapid reset. */
+static void test_resets_of_a_complete_stream_keep_the_connection(void)
+{
+    seam_opts o = opts(SEAM_HANDLER_HELLO);
+    seam *t = seam_new(&o);
+    fbuf b;
+    int n, d, i;
+
+    fb_init(&b);
+    fb_preface(&b);
+    fb_headers(&b, 1, NGHTTP2_FLAG_END_STREAM, GET1);
+    n = exchange(t, &b, 0);
+    d = frames_find(fr, n, NGHTTP2_DATA, 1, 0);
+    CHECK(d > 0 && (fr[d].flags & NGHTTP2_FLAG_END_STREAM));
+    for (i = 0; i < 841; ++i) {
+        fb_rst(&b, 1, i? NGHTTP2_STREAM_CLOSED : NGHTTP2_CANCEL);
+    }
+    fb_headers(&b, 3, NGHTTP2_FLAG_END_STREAM, GET1);
+    n = exchange(t, &b, 0);
+    CHECK(frames_find(fr, n, NGHTTP2_GOAWAY, 0, 0) < 0);
+    d = frames_find(fr, n, NGHTTP2_DATA, 3, 0);
+    CHECK(d > 0 && (fr[d].flags & NGHTTP2_FLAG_END_STREAM));
+    seam_free(t);
+    fb_free(&b);
+}
+
+/* An endless stream of them is a flood: GOAWAY with our reason, before
+ * nghttp2's own reset limit (which counts them too) says INTERNAL_ERROR. */
+static void test_endless_resets_of_a_closed_stream_get_enhance_your_calm(void)
+{
+    seam_opts o = opts(SEAM_HANDLER_HELLO);
+    seam *t = seam_new(&o);
+    fbuf b;
+    int n, g, i;
+
+    fb_init(&b);
+    fb_preface(&b);
+    fb_headers(&b, 1, NGHTTP2_FLAG_END_STREAM, GET1);
+    exchange(t, &b, 0);
+    for (i = 0; i < H2_ABUSE_CLOSED_RESETS_PER_SEC + 100; ++i) {
+        fb_rst(&b, 1, NGHTTP2_CANCEL);
+    }
+    n = exchange(t, &b, 0);
+    g = frames_find(fr, n, NGHTTP2_GOAWAY, 0, 0);
+    CHECK(g > 0 && frame_u32(fr[g].payload) == 1
+          && frame_u32(fr[g].payload + 4) == NGHTTP2_ENHANCE_YOUR_CALM
+          && fr[g].len > 8 && !memcmp(fr[g].payload + 8, "flood of RST_STREAMs", 20));
     seam_free(t);
     fb_free(&b);
 }
@@ -294,6 +348,8 @@ int main(int argc, char **argv)
     RUN(test_request_body_reaches_the_handler);
     RUN(test_lower_stream_id_is_a_connection_error);
     RUN(test_rapid_reset_gets_enhance_your_calm);
+    RUN(test_resets_of_a_complete_stream_keep_the_connection);
+    RUN(test_endless_resets_of_a_closed_stream_get_enhance_your_calm);
     RUN(test_body_shorter_than_content_length_resets_the_stream);
     RUN(test_broken_response_resets_after_its_data);
     RUN(test_response_waits_for_the_clients_window);
