@@ -82,6 +82,7 @@ void h2_c1_io_init(h2_c1_io *io, conn_rec *c, server_rec *s, int is_tls)
 {
     memset(io, 0, sizeof(*io));
     io->c = c;
+    io->id = c->id;
     io->is_tls = is_tls;
     io->bb_in = apr_brigade_create(c->pool, c->bucket_alloc);
     io->bb_out = apr_brigade_create(c->pool, c->bucket_alloc);
@@ -409,7 +410,7 @@ void h2_c1_io_set_lowat(h2_c1_io *io, apr_size_t n)
     else if (n) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, errno, io->c, APLOGNO(21104)
                       "h2_c1(%ld): setting SO_RCVLOWAT to %d failed, waits "
-                      "for input wake at every byte", io->c->id, v);
+                      "for input wake at every byte", io->id, v);
     }
 #else
     (void)io; (void)n;
@@ -608,7 +609,7 @@ apr_status_t h2_c1_io_read(h2_c1_io *io, apr_read_type_e block,
         if (APLOGctrace2(io->c)) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, io->c,
                           "h2_c1(%ld): input filters hold nothing, reading the "
-                          "socket directly", io->c->id);
+                          "socket directly", io->id);
         }
     }
     return (rv == APR_SUCCESS)? APR_EAGAIN : rv;

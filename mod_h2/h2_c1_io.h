@@ -27,6 +27,7 @@
 
 typedef struct h2_c1_io {
     conn_rec *c;
+    long id;                   /* c's id when the session started (logs) */
     int is_tls;
     apr_bucket_brigade *bb_in;
     apr_bucket_brigade *bb_out;

@@ -374,7 +374,7 @@ static int file_item(h2_c2_ctx *ctx, apr_bucket *b, out_item *it)
                       ctx->req->set->c1, APLOGNO(21085)
                       "h2_c2(%ld-%d): cannot hand the response's file over "
                       "as a descriptor, copying it instead",
-                      ctx->req->set->c1->id, ctx->req->id);
+                      ctx->req->set->conn_id, ctx->req->id);
         ctx->no_dup = 1;
         return 0;
     }

@@ -57,7 +57,7 @@ void h2_session_transit(h2_session *s, h2_session_event ev)
     if (n < 0) {
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, s->c1, APLOGNO(21092)
                       "h2_session(%ld): invalid transition %s -[%s]->",
-                      s->c1->id, h2_session_state_str(old), h2_session_event_str(ev));
+                      s->id, h2_session_state_str(old), h2_session_event_str(ev));
         return;
     }
     if (n != (int)old) {
@@ -65,7 +65,7 @@ void h2_session_transit(h2_session *s, h2_session_event ev)
         if (s->xset.loglevel >= APLOG_TRACE1) {   /* several times a request */
             ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
                           "h2_session(%ld): %s -[%s]-> %s (%d open, %d in workers)",
-                          s->c1->id, h2_session_state_str(old), h2_session_event_str(ev),
+                          s->id, h2_session_state_str(old), h2_session_event_str(ev),
                           h2_session_state_str(s->state), s->open_streams,
                           h2_x_c1_processing(s->xc));
         }
@@ -214,7 +214,7 @@ static apr_status_t session_teardown(void *data)
         ap_log_cerror(APLOG_MARK, APLOG_ERR, 0, s->c1, APLOGNO(21086)
                       "h2_session(%ld): memory budget off at the end: %"
                       APR_SIZE_T_FMT " body and response, %"
-                      APR_SIZE_T_FMT " head bytes still counted", s->c1->id,
+                      APR_SIZE_T_FMT " head bytes still counted", s->id,
                       held, s->hdr_budget.used);
     }
     h2_x_c1_idle(s->xc, 1);
@@ -250,7 +250,7 @@ static void read_config(h2_session *s)
     h2_config_workers(s->s, &minw, &maxw, &idle_secs);
     ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
     s->xset.c1 = s->c1;
-    s->xset.conn_id = s->c1->id;
+    s->xset.conn_id = s->id;
     s->xset.loglevel = ap_get_conn_module_loglevel(s->c1, APLOG_MODULE_INDEX);
     s->xset.max_processing = (int)h2_config_sget(s->s, H2_CONF_MAX_SESSION_WORKERS);
     if (s->xset.max_processing == H2_CONF_UNSET) {
@@ -350,7 +350,7 @@ static apr_status_t ngh_create(h2_session *s)
     }
     if (rv != 0) {
         ap_log_cerror(APLOG_MARK, APLOG_ERR, 0, s->c1, APLOGNO(21022)
-                      "h2_session(%ld): nghttp2 session: %s", s->c1->id,
+                      "h2_session(%ld): nghttp2 session: %s", s->id,
                       nghttp2_strerror(rv));
         return APR_EGENERAL;
     }
@@ -369,6 +369,7 @@ apr_status_t h2_session_create(h2_session **psession, conn_rec *c,
      * grows in it per stream; streams have pools of their own. */
     s = apr_pcalloc(c->pool, sizeof(*s));
     s->c1 = c;
+    s->id = c->id;
     s->s = r? r->server : (server? server : c->base_server);
     s->pool = c->pool;
     s->state = H2_SESS_INIT;

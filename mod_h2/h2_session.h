@@ -50,6 +50,9 @@ typedef enum {
 typedef struct h2_session h2_session;
 struct h2_session {
     conn_rec *c1;
+    long id;                        /* c1's id when it started: the MPM may
+                                     * give c1 another as it moves between
+                                     * threads, the logs keep this one */
     server_rec *s;
     apr_pool_t *pool;
     nghttp2_session *ngh;

@@ -155,7 +155,7 @@ static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
     }
     ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21024)
                   "h2_session(%ld): client opened stream %d after %d",
-                  s->c1->id, hd->stream_id, s->max_client_stream);
+                  s->id, hd->stream_id, s->max_client_stream);
     h2_session_fail(s, 0, H2_ERR_PROTOCOL_ERROR, "stream id lower than one used before");
     /* nothing after this frame is read */
     return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -180,7 +180,7 @@ static int mem_admits(h2_session *s)
                   "h2_session(%ld): refusing a stream, the connection holds "
                   "%" APR_SIZE_T_FMT " bytes of bodies and responses (budget %"
                   APR_SIZE_T_FMT ") and %" APR_SIZE_T_FMT " of request heads "
-                  "(budget %" APR_SIZE_T_FMT ")", s->c1->id, held, s->mem_max,
+                  "(budget %" APR_SIZE_T_FMT ")", s->id, held, s->mem_max,
                   s->hdr_budget.used, s->hdr_budget.max);
     return 0;
 }
@@ -305,7 +305,7 @@ static void log_over_limit(h2_session *s, h2_stream *stream, h2_hdr_result res,
         break;
     }
     ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21081)
-                  "h2_session(%ld-%d): %s, answering %d", s->c1->id, stream->id,
+                  "h2_session(%ld-%d): %s, answering %d", s->id, stream->id,
                   what, status);
 }
 
@@ -594,7 +594,7 @@ static int on_invalid_frame_recv(nghttp2_session *ngh, const nghttp2_frame *fram
     h2_session *s = ud;
     ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21014)
                   "h2_session(%ld-%d): invalid frame type %d: %s",
-                  s->c1->id, frame->hd.stream_id, frame->hd.type,
+                  s->id, frame->hd.stream_id, frame->hd.type,
                   nghttp2_strerror(lib_error));
     /* counted now, not when the reset goes out: a burst of bad frames
      * must meet H2MaxStreamErrors before it meets anything else */
@@ -609,7 +609,7 @@ static int on_error(nghttp2_session *ngh, int lib_error, const char *msg,
 {
     h2_session *s = ud;
     ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21015)
-                  "h2_session(%ld): nghttp2: %.*s", s->c1->id, (int)len, msg);
+                  "h2_session(%ld): nghttp2: %.*s", s->id, (int)len, msg);
     return 0;
 }
 
@@ -663,14 +663,14 @@ static int on_frame_not_send(nghttp2_session *ngh, const nghttp2_frame *frame,
         ap_log_cerror(APLOG_MARK, APLOG_ERR, 0, s->c1, APLOGNO(21099)
                       "h2_session(%ld-%d): response header block over %"
                       APR_SIZE_T_FMT " bytes (H2MaxHeaderBlockLen), resetting "
-                      "the stream", s->c1->id, frame->hd.stream_id,
+                      "the stream", s->id, frame->hd.stream_id,
                       s->hdr_limits.max_block_len);
         h2_session_fail(s, frame->hd.stream_id, NGHTTP2_INTERNAL_ERROR,
                         "response header block too large");
     }
     else if (APLOGctrace1(s->c1)) {
         ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
-                      "h2_session(%ld-%d): frame type %d not sent: %s", s->c1->id,
+                      "h2_session(%ld-%d): frame type %d not sent: %s", s->id,
                       frame->hd.stream_id, frame->hd.type, nghttp2_strerror(lib_error));
     }
     return 0;

@@ -73,7 +73,7 @@ void h2_session_stopping(h2_session *s, h2_stop_phase phase)
     if (phase > s->stop) {
         if (APLOGctrace1(s->c1)) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
-                          "h2_session(%ld): stopping %s -> %s", s->c1->id,
+                          "h2_session(%ld): stopping %s -> %s", s->id,
                           h2_stop_phase_str(s->stop), h2_stop_phase_str(phase));
         }
         s->stop = phase;
@@ -108,7 +108,7 @@ int h2_session_goaway(h2_session *s, int32_t last_id, uint32_t code, const char 
                                    (const uint8_t *)why, strlen(why));
     if (rv != 0) {
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, s->c1, APLOGNO(21093)
-                      "h2_session(%ld): cannot send GOAWAY %s (%s): %s", s->c1->id,
+                      "h2_session(%ld): cannot send GOAWAY %s (%s): %s", s->id,
                       h2_util_error_str(code), why, nghttp2_strerror(rv));
         return rv;
     }
@@ -151,7 +151,7 @@ int h2_session_fail(h2_session *s, int32_t stream_id, uint32_t code, const char 
     if (stream_id > 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21010)
                       "h2_session(%ld-%d): resetting stream, %s: %s",
-                      s->c1->id, stream_id, h2_util_error_str(code), why);
+                      s->id, stream_id, h2_util_error_str(code), why);
         if (h2_session_is_fault(code)
             && nghttp2_session_get_stream_user_data(s->ngh, stream_id)) {
             /* known now: the stream must not start */
@@ -161,7 +161,7 @@ int h2_session_fail(h2_session *s, int32_t stream_id, uint32_t code, const char 
         if (rv != 0) {
             ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21094)
                           "h2_session(%ld-%d): cannot reset the stream: %s",
-                          s->c1->id, stream_id, nghttp2_strerror(rv));
+                          s->id, stream_id, nghttp2_strerror(rv));
         }
         return rv;
     }
@@ -172,7 +172,7 @@ int h2_session_fail(h2_session *s, int32_t stream_id, uint32_t code, const char 
      * progress do not get to finish */
     ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21012)
                   "h2_session(%ld): %s, closing the connection (GOAWAY %s)",
-                  s->c1->id, why, h2_util_error_str(code));
+                  s->id, why, h2_util_error_str(code));
     if (s->ngh_flooded) {
         goaway_raw(s, code, why);
         return 0;
@@ -189,7 +189,7 @@ int h2_session_ngcheck(h2_session *s, int32_t stream_id, const char *what, int r
     if (rv != 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21095)
                       "h2_session(%ld-%d): nghttp2 refused to %s: %s",
-                      s->c1->id, stream_id, what, nghttp2_strerror(rv));
+                      s->id, stream_id, what, nghttp2_strerror(rv));
     }
     return rv;
 }

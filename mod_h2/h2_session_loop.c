@@ -52,7 +52,7 @@ static apr_status_t ngh_recv(h2_session *s, const char *data, apr_size_t len)
     ssize_t n = nghttp2_session_mem_recv(s->ngh, (const uint8_t *)data, len);
     if (n < 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21017)
-                      "h2_session(%ld): input: %s", s->c1->id,
+                      "h2_session(%ld): input: %s", s->id,
                       nghttp2_strerror((int)n));
         if (n == NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
             /* not HTTP/2 at all: nothing more to say in HTTP/2 */
@@ -128,7 +128,7 @@ static apr_status_t send_output(h2_session *s, int *progress)
         rv = nghttp2_session_send(s->ngh);
         if (rv != 0) {
             ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21018)
-                          "h2_session(%ld): send: %s", s->c1->id,
+                          "h2_session(%ld): send: %s", s->id,
                           nghttp2_strerror(rv));
             return APR_EGENERAL;
         }
@@ -152,7 +152,7 @@ static void shutdown_graceful(h2_session *s, const char *why)
         return;
     }
     ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21019)
-                  "h2_session(%ld): GOAWAY after stream %d: %s", s->c1->id,
+                  "h2_session(%ld): GOAWAY after stream %d: %s", s->id,
                   nghttp2_session_get_last_proc_stream_id(s->ngh), why);
     h2_session_goaway(s, nghttp2_session_get_last_proc_stream_id(s->ngh),
                       H2_ERR_NO_ERROR, why);
@@ -178,7 +178,7 @@ static void stop_softly(h2_session *s)
             ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21074)
                           "h2_session(%ld): server stopping, shutdown notice "
                           "sent; final GOAWAY once the client answers the PING",
-                          s->c1->id);
+                          s->id);
             return;
         }
     }
@@ -321,7 +321,7 @@ static void wait_busy(h2_session *s, int how)
          * nothing but the client (e.g. the rest of a frame) */
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21020)
                       "h2_session(%ld): client stalled for Timeout, "
-                      "closing", s->c1->id);
+                      "closing", s->id);
         shutdown_graceful(s, "timeout");
         h2_session_transit(s, H2_SEV_TIMEOUT);
         return;
@@ -390,7 +390,7 @@ static apr_status_t process(h2_session *s, int how)
         if ((how & H2_RUN_MAY_YIELD) && turn_over(s)) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, s->c1,
                           "h2_session(%ld): turn over, %d streams in workers: "
-                          "the MPM thread goes back", s->c1->id, h2_x_c1_processing(s->xc));
+                          "the MPM thread goes back", s->id, h2_x_c1_processing(s->xc));
             h2_status_c1_state(s->srow, s->c1, "wait");
             return APR_INCOMPLETE;
         }

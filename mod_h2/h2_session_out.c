@@ -77,7 +77,7 @@ static void resume_window_wait(h2_session *s, h2_stream *stream)
     if (nghttp2_session_resume_data(s->ngh, stream->id) != 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21083)
                       "h2_session(%ld-%d): cannot resume the response",
-                      s->c1->id, stream->id);
+                      s->id, stream->id);
     }
 }
 
@@ -441,7 +441,7 @@ static void submit_response(h2_session *s, h2_stream *stream, h2_hchunk *c,
     if (rv != 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21016)
                       "h2_session(%ld-%d): submit response: %s",
-                      s->c1->id, stream->id, nghttp2_strerror(rv));
+                      s->id, stream->id, nghttp2_strerror(rv));
     }
 }
 

@@ -65,7 +65,7 @@ static void apply(h2_session *s, h2_stream *stream)
     }
     if (stream->trace >= APLOG_TRACE2) {
         ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, s->c1,
-                      "h2_session(%ld-%d): priority u=%d%s", s->c1->id, stream->id,
+                      "h2_session(%ld-%d): priority u=%d%s", s->id, stream->id,
                       stream->prio.urgency, stream->prio.incremental? ", i" : "");
     }
 }

@@ -129,12 +129,12 @@ static int promise_one(void *ctx, const char *name, apr_size_t nlen,
                                      (size_t)n, NULL);
     if (id < 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21100)
-                      "h2_session(%ld-%d): no push of %s: %s", s->c1->id,
+                      "h2_session(%ld-%d): no push of %s: %s", s->id,
                       origin->id, path, nghttp2_strerror(id));
         return 1;
     }
     ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21101)
-                  "h2_session(%ld-%d): pushing %s on stream %d", s->c1->id,
+                  "h2_session(%ld-%d): pushing %s on stream %d", s->id,
                   origin->id, path, id);
     start_pushed(s, origin, id, nv, n, critical);
     return 1;

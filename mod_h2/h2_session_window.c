@@ -80,7 +80,7 @@ int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque)
     s->rtt_ping_at = 0;
     if (APLOGctrace2(s->c1)) {
         ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, s->c1,
-                      "h2_session(%ld): round trip %ld us", s->c1->id, (long)s->rtt);
+                      "h2_session(%ld): round trip %ld us", s->id, (long)s->rtt);
     }
     return 1;
 }
@@ -138,7 +138,7 @@ static void set_target(h2_session *s, h2_stream *stream, apr_int32_t w)
     if (stream->trace >= APLOG_TRACE2) {
         ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, s->c1,
                       "h2_session(%ld-%d): receive window %d -> %d (round trip %ld us)",
-                      s->c1->id, stream->id, stream->bdp.window, w, (long)s->rtt);
+                      s->id, stream->id, stream->bdp.window, w, (long)s->rtt);
     }
     if (w <= s->window_size) {
         h2_bdp_init(&stream->bdp, s->window_size);

@@ -101,14 +101,14 @@ void h2_stream_transit_note(h2_stream *stream, h2_stream_event ev)
     if (n < 0) {
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, c1, APLOGNO(21091)
                       "h2_stream(%ld-%d): invalid transition %s -[%s]->",
-                      c1->id, stream->id, h2_stream_state_str(old),
+                      stream->session->id, stream->id, h2_stream_state_str(old),
                       h2_stream_event_str(ev));
         return;
     }
     stream->state = (h2_stream_state)n;
     if (n != (int)old) {
         ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, c1,
-                      "h2_stream(%ld-%d): %s -[%s]-> %s", c1->id, stream->id,
+                      "h2_stream(%ld-%d): %s -[%s]-> %s", stream->session->id, stream->id,
                       h2_stream_state_str(old), h2_stream_event_str(ev),
                       h2_stream_state_str(stream->state));
     }

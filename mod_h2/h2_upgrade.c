@@ -70,7 +70,7 @@ apr_status_t h2_session_upgrade(h2_session *s, request_rec *r)
                                   r->header_only, NULL);
     if (rv != 0) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21021)
-                      "h2_session(%ld): upgrade settings: %s", s->c1->id,
+                      "h2_session(%ld): upgrade settings: %s", s->id,
                       nghttp2_strerror(rv));
         return APR_EINVAL;
     }

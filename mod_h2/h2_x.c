@@ -65,12 +65,13 @@ static int transit_note(h2_x *x, h2_x_state to, const char *why)
     if (!(allowed[x->state] & (1u << to))) {
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, c1, APLOGNO(21088)
                       "h2_x(%ld-%d): invalid transition of the hand-off: %s -> %s (%s)",
-                      c1->id, x->req.id, h2_x_state_str(x->state), h2_x_state_str(to),
-                      why);
+                      x->req.set->conn_id, x->req.id, h2_x_state_str(x->state),
+                      h2_x_state_str(to), why);
         return 0;
     }
     ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, c1, "h2_x(%ld-%d): %s -> %s (%s)",
-                  c1->id, x->req.id, h2_x_state_str(x->state), h2_x_state_str(to), why);
+                  x->req.set->conn_id, x->req.id, h2_x_state_str(x->state),
+                  h2_x_state_str(to), why);
     x->state = to;
     return 1;
 }
@@ -103,7 +104,7 @@ static void wake_c1_locked(h2_xconn *xc, int id, const char *why)
         if (xc->set->loglevel >= APLOG_TRACE3) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE3, 0, xc->set->c1,
                           "h2_x(%ld-%d): wakes the connection thread (%s)",
-                          xc->set->c1->id, id, why);
+                          xc->set->conn_id, id, why);
         }
     }
 }
@@ -151,7 +152,7 @@ h2_xconn *h2_x_c1_conn_create(apr_pool_t *p, const h2_x_settings *set)
     if ((rv = apr_thread_mutex_create(&xc->mutex, APR_THREAD_MUTEX_DEFAULT, p))
         != APR_SUCCESS) {
         ap_log_cerror(APLOG_MARK, APLOG_ERR, rv, set->c1, APLOGNO(21089)
-                      "h2_x(%ld): cannot create the connection's lock", set->c1->id);
+                      "h2_x(%ld): cannot create the connection's lock", set->conn_id);
         return NULL;
     }
     /* A prefork child exits from its SIGTERM handler, which runs in the
@@ -195,7 +196,7 @@ void h2_x_c1_destroy(h2_x *x)
     if (x->state != H2_XS_NEW && x->state != H2_XS_DONE
         && x->state != H2_XS_PENDING) {
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, xc->set->c1, APLOGNO(21090)
-                      "h2_x(%ld-%d): invalid transition: freed while %s", xc->set->c1->id, x->req.id,
+                      "h2_x(%ld-%d): invalid transition: freed while %s", xc->set->conn_id, x->req.id,
                       h2_x_state_str(x->state));
     }
     apr_thread_mutex_lock(xc->mutex);
@@ -310,7 +311,7 @@ int h2_x_c1_abort(h2_x *x)
         h2_x_signal_worker_locked(x);
         if (xc->set->loglevel >= APLOG_TRACE2) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
-                          "h2_x(%ld-%d): worker told to stop", xc->set->c1->id,
+                          "h2_x(%ld-%d): worker told to stop", xc->set->conn_id,
                           x->req.id);
         }
     }
@@ -373,7 +374,7 @@ int h2_x_c1_collect(h2_xconn *xc, h2_x_collect_cb *cb, void *ctx)
         if (xc->set->loglevel >= APLOG_TRACE3) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE3, 0, xc->set->c1,
                           "h2_x(%ld-%d): output taken over, %" APR_SIZE_T_FMT
-                          " body bytes read%s", xc->set->c1->id, x->req.id,
+                          " body bytes read%s", xc->set->conn_id, x->req.id,
                           consumed, done? ", worker done" : "");
         }
         ++n;
@@ -603,7 +604,7 @@ static apr_status_t wait_for_room_locked(h2_x *x)
         if (xc->set->loglevel >= APLOG_TRACE2) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
                           "h2_x(%ld-%d): worker waits for room (%" APR_SIZE_T_FMT
-                          " bytes buffered)", xc->set->c1->id, x->req.id,
+                          " bytes buffered)", xc->set->conn_id, x->req.id,
                           x->out_buffered);
         }
         x->worker_waits = x->room_waits = 1;

@@ -252,7 +252,7 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
             if (xc->set->loglevel >= APLOG_TRACE2) {
                 ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, xc->set->c1,
                               "h2_x(%ld-%d): worker waits for request body",
-                              xc->set->c1->id, x->req.id);
+                              xc->set->conn_id, x->req.id);
             }
             x->worker_waits = 1;
             rv = h2_worker_wait(x->worker, xc->mutex, wait);

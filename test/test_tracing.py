@@ -65,3 +65,26 @@ def test_one_grep_follows_a_stream_from_headers_to_purge(env, trace2, how):
     assert opened < half < pend < queued < running < done
     assert running < closed < purged
     assert not [l for l in lines if "invalid transition" in l]
+
+
+def test_one_connection_keeps_one_id_in_the_logs(env, trace2):
+    """A connection that goes back to the MPM between its requests (it
+    idles, and the event MPM may resume it on another thread, which gives
+    the connection another id) is named in every log line of mod_h2 by the
+    id it started with, the one H2_STREAM_TAG carries: an admin follows
+    one connection from the access log to the error log with one grep."""
+    start = env.sandbox.log_size()
+    with H2Client.connect(env, "h2c") as c:
+        port = c.sock.getsockname()[1]
+        tags = []
+        for _ in range(6):
+            r = c.get("/cgi-bin/env.py")
+            assert r.status == 200
+            tags += re.findall(r"^H2_STREAM_TAG=\d+-(\d+)-\d+$", r.body.decode(), re.M)
+            time.sleep(0.3)           # idle: the connection waits in the MPM
+    assert len(set(tags)) == 1, tags
+    time.sleep(0.3)
+    mine = [l for l in env.sandbox.log_since(start).splitlines()
+            if "[client 127.0.0.1:%d]" % port in l]
+    ids = set(re.findall(r"h2_(?:session|stream|x)\((\d+)", "\n".join(mine)))
+    assert ids == set(tags), (tags, sorted(ids))
