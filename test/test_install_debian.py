@@ -207,14 +207,40 @@ def test_h2_and_h2c_are_counted_by_server_status_and_logged_with_their_bytes(deb
         assert abs(int(out) - (hdr + body)) <= 120, (hdr, body, out)
 
 
-def test_switching_back_to_the_stock_module_is_the_reverse_step(debian):
+def test_switching_back_refuses_a_configuration_the_stock_module_refuses(debian):
+    """H2StreamTimeout in a <Location> (mod_h2 takes it, stock refuses it):
+    setup/switch-back --check and setup/switch-back both say so, name the
+    line, and leave mod_h2 in place and serving."""
+    conf = os.path.join(debian["confdir"], "conf-enabled", "zz-h2test-timeout.conf")
+    with open(conf, "w") as f:
+        f.write("<Location /slow>\n    H2StreamTimeout 30\n</Location>\n")
+    try:
+        run(["apache2ctl", "graceful"], debian)
+        for args in (["--check"], []):
+            r = run([os.path.join(SETUP, "switch-back")] + args, debian, check=False)
+            assert r.returncode == 1, r.stdout
+            assert "H2StreamTimeout not allowed in <Location> context" in r.stdout
+            assert "mod_h2 stays" in r.stdout
+        mods = os.path.join(debian["confdir"], "mods-available")
+        with open(os.path.join(mods, "http2.load")) as f:
+            assert MODULE in f.read()
+        assert sorted(f for f in os.listdir(mods) if f.startswith("http2.")) == [
+            "http2.conf", "http2.conf.stock", "http2.load", "http2.load.stock"]
+        run(["apache2ctl", "configtest"], debian)
+        assert curl(debian, "h2c", ["/1k.bin"])[0][0] == 2
+    finally:
+        os.unlink(conf)
+        run(["apache2ctl", "graceful"], debian)
+
+
+def test_switching_back_to_the_stock_module_is_one_command(debian):
     mods = os.path.join(debian["confdir"], "mods-available")
-    for f in ("http2.load", "http2.conf"):
-        os.replace(os.path.join(mods, f + ".stock"), os.path.join(mods, f))
-    run(["apache2ctl", "configtest"], debian)
+    r = run([os.path.join(SETUP, "switch-back"), "--check"], debian)
+    assert "the stock mod_http2 takes this configuration" in r.stdout
+    run([os.path.join(SETUP, "switch-back")], debian)
     with open(os.path.join(debian["confdir"], "mods-enabled", "http2.load")) as f:
         assert "/usr/lib/apache2/modules/mod_http2.so" in f.read()
-    run(["apache2ctl", "graceful"], debian)
+    assert os.path.exists(os.path.join(mods, "http2.load.h2"))
     time.sleep(1)
     got = curl(debian, "h2c", ["/1k.bin"])
     assert got[0][0] == 2
