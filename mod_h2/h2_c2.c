@@ -267,8 +267,14 @@ int h2_c2_is_websocket(conn_rec *c2)
 int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
 {
     h2_c2_ctx *ctx = c2->master? c2_ctx(c2) : NULL;
+    const char *m;
+
+    /* only a GET without a body loads a page whose resources its client
+     * asks for next (a POST to the same page, a HEAD of it: none), as
+     * with stock */
     if (!ctx || !ctx->req || !ctx->req->push_enabled || ctx->req->pushed_on
-        || !ctx->req->head->scheme || !ctx->req->head->authority) {
+        || !ctx->req->head->scheme || !ctx->req->head->authority
+        || ctx->req->has_body || !(m = ctx->req->head->method) || strcmp(m, "GET")) {
         return 0;
     }
     *scheme = ctx->req->head->scheme;
@@ -825,15 +831,36 @@ static int c2_directory_settings(request_rec *r)
     return DECLINED;
 }
 
+/* The promises of r's H2PushResource paths, when it may push, into it;
+ * 1 if there are any. They go before the 103 that links to them (RFC
+ * 9113 8.4: a client must not ask for them itself first). */
+static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
+                      out_item *it)
+{
+    const char *scheme, *authority;
+    apr_table_t *t;
+
+    if (!h2_c2_may_push(ctx->c2, &scheme, &authority)
+        || h2_config_rget(r, H2_CONF_PUSH) != 1
+        || !(t = h2_response_push_fields(r, h2_config_push_resources(r), hint_fields))) {
+        return 0;
+    }
+    item_init(it, H2_HC_PUSH, 0);
+    it->fields = t;
+    apr_table_setn(r->notes, H2_NOTE_PUSHED_EARLY, "1");
+    return 1;
+}
+
 /* H2EarlyHint fields go out as a 103 before the handler runs, so that a
- * browser can start fetching while the response is being made. */
+ * browser can start fetching while the response is being made; the
+ * location's H2PushResource paths are promised before it. */
 static int c2_early_hints(request_rec *r)
 {
     h2_c2_ctx *ctx;
     apr_array_header_t *hints;
     apr_table_t *fields;
-    out_item it;
-    int i;
+    out_item it[2];
+    int i, n;
 
     if (r->main || r->prev || !r->connection->master
         || !(ctx = c2_ctx(r->connection)) || !ctx->x || ctx->seen_head
@@ -846,9 +873,10 @@ static int c2_early_hints(request_rec *r)
         apr_table_add(fields, APR_ARRAY_IDX(hints, i, const char *),
                       APR_ARRAY_IDX(hints, i + 1, const char *));
     }
-    item_init(&it, H2_HC_INTERIM, HTTP_EARLY_HINTS);
-    it.fields = fields;
-    deliver(ctx, &it, 1, 1);
+    n = early_push(ctx, r, fields, &it[0]);
+    item_init(&it[n], H2_HC_INTERIM, HTTP_EARLY_HINTS);
+    it[n].fields = fields;
+    deliver(ctx, it, n + 1, 1);
     return DECLINED;
 }
 

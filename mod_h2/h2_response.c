@@ -280,24 +280,68 @@ static int link_field(void *ctx, const char *key, const char *value)
     return 1;
 }
 
-/* Server push: the paths a 2xx response's preload links and the
- * H2PushResource of its location name go to the connection thread ahead
- * of the head, which promises those the client has not been pushed. */
-static void push_paths(ap_filter_t *f, request_rec *r, apr_table_t *fields,
-                       apr_bucket_brigade *bb)
+/* The client's accept-push-policy (the draft stock implements): 0 for
+ * "none" (no promises), else 1; *name is the policy to announce in the
+ * response's push-policy field ("head": promised requests are HEADs;
+ * "fast-load", "default", and anything else as "default"), NULL when the
+ * client did not ask. */
+static int push_policy(request_rec *r, const char **name)
 {
-    apr_array_header_t *res;
-    link_ctx lc;
+    const char *v = apr_table_get(r->headers_in, "accept-push-policy");
+
+    *name = NULL;
+    if (!v) {
+        return 1;
+    }
+    if (!strcasecmp(v, "none")) {
+        return 0;
+    }
+    *name = !strcasecmp(v, "head")? "head" : !strcasecmp(v, "fast-load")? "fast-load"
+                                   : "default";
+    return 1;
+}
+
+apr_table_t *h2_response_push_fields(request_rec *r, const apr_array_header_t *paths,
+                                     apr_table_t *announce)
+{
     apr_table_t *t;
+    const char *policy;
     int i;
+
+    if (!paths || paths->nelts == 0 || !push_policy(r, &policy)) {
+        return NULL;
+    }
+    t = apr_table_make(r->pool, paths->nelts);
+    for (i = 0; i < paths->nelts; ++i) {
+        const char *path = APR_ARRAY_IDX(paths, i, const char *);
+        /* H2PushResource ... critical: to be sent ahead of this response */
+        apr_table_addn(t, path[0] == '!'? "critical" : "path", path + (path[0] == '!'));
+    }
+    if (policy && announce) {
+        apr_table_setn(announce, "push-policy", policy);
+    }
+    return t;
+}
+
+/* Server push: the paths a 2xx response's preload links and the
+ * H2PushResource of its location name (unless its 103 promised those
+ * already) go to the connection thread ahead of the head, which promises
+ * those the client has not been pushed. Returns the PUSH item's fields or
+ * NULL; the response's own fields get push-policy. */
+static apr_table_t *push_paths(ap_filter_t *f, request_rec *r, apr_table_t *fields)
+{
+    apr_array_header_t *res = NULL;
+    link_ctx lc;
 
     if (!h2_c2_may_push(f->c, &lc.scheme, &lc.authority)
         || h2_config_rget(r, H2_CONF_PUSH) != 1) {
-        return;
+        return NULL;
     }
-    res = h2_config_push_resources(r);
+    if (!apr_table_get(r->notes, H2_NOTE_PUSHED_EARLY)) {
+        res = h2_config_push_resources(r);
+    }
     if (!res && !apr_table_get(fields, "Link")) {
-        return;
+        return NULL;
     }
     lc.p = r->pool;
     lc.paths = apr_array_make(r->pool, 4, sizeof(const char *));
@@ -305,17 +349,7 @@ static void push_paths(ap_filter_t *f, request_rec *r, apr_table_t *fields,
         apr_array_cat(lc.paths, res);
     }
     apr_table_do(link_field, &lc, fields, "Link", NULL);
-    if (lc.paths->nelts == 0) {
-        return;
-    }
-    t = apr_table_make(r->pool, lc.paths->nelts);
-    for (i = 0; i < lc.paths->nelts; ++i) {
-        const char *path = APR_ARRAY_IDX(lc.paths, i, const char *);
-        /* H2PushResource ... critical: to be sent ahead of this response */
-        apr_table_addn(t, path[0] == '!'? "critical" : "path", path + (path[0] == '!'));
-    }
-    APR_BRIGADE_INSERT_HEAD(bb, h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_PUSH,
-                                                      0, t, NULL));
+    return h2_response_push_fields(r, lc.paths, fields);
 }
 
 /* A handler served a WebSocket's GET as a plain GET (a file, a page):
@@ -375,7 +409,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     }
     if (!ctx->head_sent) {
         ap_bucket_error *eb = NULL;
-        apr_table_t *fields;
+        apr_table_t *fields, *push;
         int status;
 
         for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb);
@@ -406,6 +440,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             status = not_a_websocket(r);
         }
         fields = response_fields(r);
+        push = (status >= 200 && status < 300)? push_paths(f, r, fields) : NULL;
         if (build_fields(r, fields, &hf, "response") && !ctx->fields_failed) {
             /* nothing went out yet: answer 500 instead, as HTTP/1.1 does */
             ctx->fields_failed = 1;
@@ -416,8 +451,9 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         b = h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_HEADERS, status, fields, &hf);
         APR_BRIGADE_INSERT_HEAD(bb, b);
-        if (status >= 200 && status < 300) {
-            push_paths(f, r, fields, bb);
+        if (push) {
+            APR_BRIGADE_INSERT_HEAD(bb, h2_bucket_resp_create(f->c->bucket_alloc, H2_HC_PUSH,
+                                                              0, push, NULL));
         }
         ctx->head_sent = 1;
         r->sent_bodyct = 1;

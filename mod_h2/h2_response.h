@@ -53,6 +53,17 @@ extern ap_filter_rec_t *h2_response_filter_handle;
  * that accepts it on a stream (RFC 8441 5): no handshake fields. */
 void h2_response_ws_accepted(apr_table_t *fields);
 
+/* r's request note: its 103 Early Hints promised its H2PushResource
+ * paths already (h2_c2.c), the final response does not again. */
+#define H2_NOTE_PUSHED_EARLY "h2-pushed-early"
+
+/* The fields of a PUSH item for paths ("!path": critical), in r's pool,
+ * or NULL when there are none or the client's accept-push-policy says
+ * "none"; announce (if not NULL) gets the push-policy field the client
+ * asked for. Worker. */
+apr_table_t *h2_response_push_fields(request_rec *r, const apr_array_header_t *paths,
+                                     apr_table_t *announce);
+
 /* Parse an HTTP/1.1 interim response as ap_send_interim_response() writes
  * it ("HTTP/1.1 103 ...\r\nName: value\r\n\r\n"). 1 on success. */
 int h2_response_parse_interim(apr_pool_t *p, const char *text, apr_size_t len,

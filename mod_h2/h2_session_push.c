@@ -43,9 +43,13 @@ static int push_fields(h2_stream *origin, const char *path, nghttp2_nv *nv, int 
 {
     const char *names[4 + sizeof(copied) / sizeof(copied[0])];
     const char *values[4 + sizeof(copied) / sizeof(copied[0])];
+    const char *policy = apr_table_get(origin->req.headers, "accept-push-policy");
     int n = 0, i;
 
-    names[n] = ":method"; values[n++] = "GET";
+    /* the client's accept-push-policy "head": it wants to know what is
+     * pushed, not the bodies (h2_response.c announces the policy) */
+    names[n] = ":method";
+    values[n++] = (policy && !strcasecmp(policy, "head"))? "HEAD" : "GET";
     names[n] = ":scheme"; values[n++] = origin->req.scheme;
     names[n] = ":authority"; values[n++] = origin->req.authority;
     names[n] = ":path"; values[n++] = path;

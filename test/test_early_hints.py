@@ -69,3 +69,22 @@ def test_early_hints_only_where_configured(env, hints):
     hints(True)
     r = env.nghttp(url(env, "http", "/2k.txt"), "-nv", "--no-push")
     assert responses(r.stdout.decode()) == [(200, [])]
+
+
+@pytest.mark.h2
+def test_a_pushed_resource_is_promised_before_the_103_that_links_it(env, hints):
+    """H2EarlyHints on with H2PushResource: the 103 carries the resource's
+    preload link, and its PUSH_PROMISE comes before the 103 (RFC 9113 8.4:
+    before any frame that refers to it, so that a client does not fetch it
+    itself); the push is served."""
+    hints(True)
+    r = env.nghttp(url(env, "http", "/1k.txt"), "-nv")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    promise = out.index("recv PUSH_PROMISE frame")
+    early = out.index(":status: 103")
+    assert promise < early, out
+    assert "/app.js" in out[promise - 600:promise]
+    links = responses(out)[0][1]
+    assert any(p.startswith("</app.js>") for l in links for p in l.split(", ")), links
+    assert re.search(r"recv \(stream_id=2\) :status: \d+", out), out

@@ -53,6 +53,15 @@ PAGE_CONF = """\
 <Location "/push/critical.html">
     H2PushResource /push/big.css critical
 </Location>
+<Location "/cgi-bin/push-page.py">
+    Header add Link "</push/a.css>; rel=preload"
+</Location>
+"""
+
+PAGE_CGI = r"""
+import sys
+sys.stdin.buffer.read()
+sys.stdout.write("Content-Type: text/html\r\n\r\n<html>page</html>\n")
 """
 
 ENV_CGI = r"""
@@ -85,6 +94,7 @@ def pages(env):
     install_file(env, "htdocs/push/big.css", "s" * 60000)
     install_cgi(env, "push-env.py", ENV_CGI)
     install_cgi(env, "push-slow.py", SLOW_CGI)
+    install_cgi(env, "push-page.py", PAGE_CGI)
 
 
 @pytest.fixture
@@ -287,3 +297,55 @@ def test_pushed_streams_open_at_once_stay_within_h2maxsessionstreams(env, few_st
         sids = [c.request("GET", "/push/b.js") for _ in range(2)]
         for sid in sids:
             assert c.wait_done(sid).status == 200
+
+
+@pytest.mark.parametrize("method,pushed", [("GET", ["/push/a.css"]), ("HEAD", [])])
+def test_a_get_of_a_page_gets_its_pushes_a_head_does_not(env, push_conf, method, pushed):
+    """Only a GET loads a page whose resources its client will want (a HEAD
+    asks about the page; stock pushes for GETs only too)."""
+    with H2Client.connect(env, "h2c") as c:
+        r = c.get_with(method, "/cgi-bin/push-page.py")
+        c.ping()
+        assert r.status == 200, r
+        assert [req[":path"] for _, _, req in c.pushes] == pushed
+
+
+def test_a_post_to_a_page_promises_nothing(env, push_conf):
+    """The same page, answered 200 with the same preload link, to a POST
+    with a body: no PUSH_PROMISE (the client posted a form, it is not
+    loading the page's resources), as with stock."""
+    with H2Client.connect(env, "h2c") as c:
+        sid = c.request("POST", "/cgi-bin/push-page.py", body=b"a=1" * 100)
+        r = c.wait_done(sid)
+        c.ping()
+        assert r.status == 200 and r.body == b"<html>page</html>\n", r
+        assert "link" in r.headers
+        assert c.pushes == []
+
+
+@pytest.mark.parametrize("policy,method,announced", [
+    ("default", "GET", "default"), ("fast-load", "GET", "fast-load"),
+    ("head", "HEAD", "head"), ("something-else", "GET", "default")])
+def test_accept_push_policy_decides_what_is_promised(env, push_conf, policy, method,
+                                                     announced):
+    """accept-push-policy (the draft stock implements): "head" promises HEAD
+    requests, whose responses have no body; the others promise GETs. The
+    response that carries the promises says push-policy."""
+    with H2Client.connect(env, "h2c") as c:
+        r = c.get("/push/index.html", headers=[("accept-push-policy", policy)])
+        assert r.status == 200
+        assert [req[":method"] for _, _, req in c.pushes] == [method], c.pushes
+        pid = c.pushes[0][1]
+        c.wait(lambda: c.responses[pid].ended, 10, "pushed stream")
+        p = c.responses[pid]
+        assert p.status == 200 and p.headers["content-length"] == str(len(CSS))
+        assert p.body == (b"" if method == "HEAD" else CSS.encode())
+        assert r.headers.get("push-policy") == announced
+
+
+def test_accept_push_policy_none_promises_nothing(env, push_conf):
+    with H2Client.connect(env, "h2c") as c:
+        r = c.get("/push/index.html", headers=[("accept-push-policy", "none")])
+        c.ping()
+        assert r.status == 200 and c.pushes == []
+        assert "push-policy" not in r.headers
