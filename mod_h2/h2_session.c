@@ -190,6 +190,17 @@ void h2_session_purge(h2_session *s)
     }
 }
 
+void h2_session_end_streams(h2_session *s)
+{
+    h2_stream *stream;
+
+    h2_x_c1_teardown_start(s->xc);
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        h2_x_c1_abort(stream->x);
+    }
+    h2_x_c1_teardown_wait(s->xc);
+}
+
 static apr_status_t session_teardown(void *data)
 {
     h2_session *s = data;
@@ -197,12 +208,7 @@ static apr_status_t session_teardown(void *data)
     apr_size_t held;
 
     h2_c1_idle_unpark(s);
-
-    h2_x_c1_teardown_start(s->xc);
-    for (stream = s->streams; stream; stream = stream->next_all) {
-        h2_x_c1_abort(stream->x);
-    }
-    h2_x_c1_teardown_wait(s->xc);
+    h2_session_end_streams(s);
     h2_session_purge(s);
     while ((stream = s->streams) != NULL) {
         h2_session_unlink(s, stream);
