@@ -216,6 +216,28 @@ void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
     *pidle_secs = (int)h2_config_sget(s, H2_CONF_MAX_WORKER_IDLE);
 }
 
+/* Under prefork, a server whose sessions run one stream at a time does
+ * not announce H2WebSockets (h2_session.c read_config): say so once. */
+static void check_websockets(server_rec *s, int maxw)
+{
+    server_rec *v;
+
+    for (v = s; v; v = v->next) {
+        apr_int64_t msw = h2_config_sget(v, H2_CONF_MAX_SESSION_WORKERS);
+        if (h2_config_sget(v, H2_CONF_WEBSOCKETS) == 1
+            && (maxw <= 1 || (msw != H2_CONF_UNSET && msw <= 1))) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, v, APLOGNO(21201)
+                         "mod_h2: H2WebSockets on (server %s) is not announced "
+                         "under the prefork MPM with one request at a time: "
+                         "an open WebSocket would hold the connection's only "
+                         "worker and stall its other requests. Clients open "
+                         "WebSockets over HTTP/1.1 instead",
+                         v->server_hostname? v->server_hostname : "?");
+            return;
+        }
+    }
+}
+
 const char *h2_config_check_workers(server_rec *s, apr_pool_t *p)
 {
     int minw, maxw, idle;
@@ -224,6 +246,7 @@ const char *h2_config_check_workers(server_rec *s, apr_pool_t *p)
     if (h2_config_mpm_threaded()) {
         return apr_psprintf(p, "workers %d-%d", minw, maxw);
     }
+    check_websockets(s, maxw);
     if (maxw <= 1) {
         return apr_psprintf(p, "workers %d-%d, one request at a time per child",
                             minw, maxw);

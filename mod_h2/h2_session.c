@@ -291,7 +291,11 @@ static void read_config(h2_session *s)
         s->hdr_budget.max = (apr_size_t)s->max_streams * H2_CONN_HEAD_SHARE;
     }
     s->hdr_limits.budget = &s->hdr_budget;
-    s->hdr_limits.connect_protocol = (h2_config_sget(s->s, H2_CONF_WEBSOCKETS) == 1);
+    /* A WebSocket holds its worker while it is open: where the session
+     * runs one stream at a time (prefork), it would stall the others for
+     * as long. Not announced, clients open it over HTTP/1.1 instead. */
+    s->hdr_limits.connect_protocol = (h2_config_sget(s->s, H2_CONF_WEBSOCKETS) == 1)
+                                     && (threaded || s->xset.max_processing > 1);
     s->mem_max = (apr_size_t)s->max_streams * s->xset.stream_max_mem;
 }
 
