@@ -189,6 +189,13 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
         yield_to_mpm(c);
         return OK;
     }
+    if (r || !h2_config_mpm_threaded()) {
+        /* Streams may still run (the client went away): what httpd does
+         * next in this thread (the upgrade request's logging, the
+         * connection's close hooks) must not overlap them, as a prefork
+         * child runs one request at a time. */
+        h2_session_end_streams(ctx->session);
+    }
     c->keepalive = AP_CONN_CLOSE;
     if (c->cs) {
         c->cs->state = CONN_STATE_LINGER;

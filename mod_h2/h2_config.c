@@ -174,17 +174,26 @@ apr_array_header_t *h2_config_push_resources(request_rec *r)
     return dir_or_srv_array(r, APR_OFFSETOF(h2_config, push_resources));
 }
 
+int h2_config_mpm_threaded(void)
+{
+    int threaded = 0;
+    ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
+    return threaded != AP_MPMQ_NOT_SUPPORTED;
+}
+
 void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
 {
-    int threads = 1, threaded = 0, minw, maxw;
+    int threads = 1, threaded = h2_config_mpm_threaded(), minw, maxw;
 
     /* Like HTTP/1.1 requests, h2 requests are bounded by the threads the
-     * MPM runs per child. A prefork child serves one connection at a time
-     * and gets threads of its own so that the streams of that connection
-     * can proceed in parallel (started on demand). */
+     * MPM runs per child. A prefork child runs one request at a time, as
+     * over HTTP/1.1: prefork is what httpd runs for modules that are not
+     * thread-safe (Debian switches to it for mod_php), so its connection's
+     * streams take turns on one worker. Only an explicit H2MaxWorkers, the
+     * admin's word that the modules are thread-safe, gives it more
+     * (h2_config_check_workers warns at start-up). */
     ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
-    ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
-    if (threaded == AP_MPMQ_NOT_SUPPORTED || threads <= 1) {
+    if (!threaded || threads <= 1) {
         threads = 1;
     }
     minw = (int)h2_config_sget(s, H2_CONF_MIN_WORKERS);
@@ -192,7 +201,10 @@ void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
     if (minw == H2_CONF_UNSET) {
         minw = threads < 25? threads : 25;
     }
-    if (maxw == H2_CONF_UNSET) {
+    if (maxw == H2_CONF_UNSET && !threaded) {
+        maxw = 1;
+    }
+    else if (maxw == H2_CONF_UNSET) {
         maxw = (threads == 1)? 16 : threads * 3 / 2;
         if (maxw < 4) maxw = 4;
     }
@@ -202,6 +214,54 @@ void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
     *pmin = minw;
     *pmax = maxw;
     *pidle_secs = (int)h2_config_sget(s, H2_CONF_MAX_WORKER_IDLE);
+}
+
+/* Under prefork, a server whose sessions run one stream at a time does
+ * not announce H2WebSockets (h2_session.c read_config): say so once. */
+static void check_websockets(server_rec *s, int maxw)
+{
+    server_rec *v;
+
+    for (v = s; v; v = v->next) {
+        apr_int64_t msw = h2_config_sget(v, H2_CONF_MAX_SESSION_WORKERS);
+        if (h2_config_sget(v, H2_CONF_WEBSOCKETS) == 1
+            && (maxw <= 1 || (msw != H2_CONF_UNSET && msw <= 1))) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, v, APLOGNO(21201)
+                         "mod_h2: H2WebSockets on (server %s) is not announced "
+                         "under the prefork MPM with one request at a time: "
+                         "an open WebSocket would hold the connection's only "
+                         "worker and stall its other requests. Clients open "
+                         "WebSockets over HTTP/1.1 instead",
+                         v->server_hostname? v->server_hostname : "?");
+            return;
+        }
+    }
+}
+
+const char *h2_config_check_workers(server_rec *s, apr_pool_t *p)
+{
+    int minw, maxw, idle;
+
+    h2_config_workers(s, &minw, &maxw, &idle);
+    if (h2_config_mpm_threaded()) {
+        return apr_psprintf(p, "workers %d-%d", minw, maxw);
+    }
+    check_websockets(s, maxw);
+    if (maxw <= 1) {
+        return apr_psprintf(p, "workers %d-%d, one request at a time per child",
+                            minw, maxw);
+    }
+    /* honoured, as the admin asked for it, but said out loud: the modules
+     * prefork was chosen for fail under concurrency, in ways that look
+     * like anything but this directive */
+    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, APLOGNO(21200)
+                 "mod_h2: H2MaxWorkers %d under the prefork MPM: a child runs "
+                 "up to %d HTTP/2 requests at once, in threads. Modules that "
+                 "are not thread-safe (mod_php and others prefork is chosen "
+                 "for) crash or mix up requests then; without H2MaxWorkers a "
+                 "prefork child runs one request at a time", maxw, maxw);
+    return apr_psprintf(p, "workers %d-%d, up to %d requests at once per child "
+                        "(H2MaxWorkers)", minw, maxw, maxw);
 }
 
 /* httpd's parser takes a word by its first letter ("soon" is 0 s): only

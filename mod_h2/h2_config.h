@@ -113,8 +113,17 @@ apr_int64_t h2_config_rget(request_rec *r, h2_conf_var var);
 /* Built-in default of var (H2_CONF_UNSET where it depends on context). */
 apr_int64_t h2_config_default(h2_conf_var var);
 
-/* Worker pool limits derived from the MPM when not configured. */
+/* 1 when the MPM runs threads (event, worker), 0 for prefork and its kin. */
+int h2_config_mpm_threaded(void);
+
+/* Worker pool limits derived from the MPM when not configured; under a
+ * non-threaded MPM 1-1 (one request at a time per child) unless
+ * H2MaxWorkers says otherwise. */
 void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs);
+
+/* The workers part of the start-up line; warns (AH21200) when an explicit
+ * H2MaxWorkers lets a prefork child run requests concurrently. */
+const char *h2_config_check_workers(server_rec *s, apr_pool_t *p);
 
 /* The read timeouts of server s (h2_reqtimeout.c sets them at start-up). */
 const h2_read_timeouts *h2_config_read_timeouts(server_rec *s);

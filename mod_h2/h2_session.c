@@ -190,6 +190,17 @@ void h2_session_purge(h2_session *s)
     }
 }
 
+void h2_session_end_streams(h2_session *s)
+{
+    h2_stream *stream;
+
+    h2_x_c1_teardown_start(s->xc);
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        h2_x_c1_abort(stream->x);
+    }
+    h2_x_c1_teardown_wait(s->xc);
+}
+
 static apr_status_t session_teardown(void *data)
 {
     h2_session *s = data;
@@ -197,12 +208,7 @@ static apr_status_t session_teardown(void *data)
     apr_size_t held;
 
     h2_c1_idle_unpark(s);
-
-    h2_x_c1_teardown_start(s->xc);
-    for (stream = s->streams; stream; stream = stream->next_all) {
-        h2_x_c1_abort(stream->x);
-    }
-    h2_x_c1_teardown_wait(s->xc);
+    h2_session_end_streams(s);
     h2_session_purge(s);
     while ((stream = s->streams) != NULL) {
         h2_session_unlink(s, stream);
@@ -236,7 +242,7 @@ static void read_config(h2_session *s)
     /* H2MaxSessionWorkers; by default, with several connections per
      * child, one gets at most half of its workers; a prefork child serves
      * only this one */
-    int minw, maxw, idle_secs, threaded = 0;
+    int minw, maxw, idle_secs, threaded = h2_config_mpm_threaded();
 
     s->max_streams = (int)h2_config_sget(s->s, H2_CONF_MAX_STREAMS);
     s->window_size = (int)h2_config_sget(s->s, H2_CONF_WIN_SIZE);
@@ -248,16 +254,19 @@ static void read_config(h2_session *s)
     s->read_timeouts = h2_config_read_timeouts(s->s);
 
     h2_config_workers(s->s, &minw, &maxw, &idle_secs);
-    ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded);
     s->xset.c1 = s->c1;
     s->xset.conn_id = s->id;
     s->xset.loglevel = ap_get_conn_module_loglevel(s->c1, APLOG_MODULE_INDEX);
     s->xset.max_processing = (int)h2_config_sget(s->s, H2_CONF_MAX_SESSION_WORKERS);
     if (s->xset.max_processing == H2_CONF_UNSET) {
-        s->xset.max_processing = (threaded == AP_MPMQ_NOT_SUPPORTED)? maxw
-                                 : (maxw / 2 > 1? maxw / 2 : 1);
+        s->xset.max_processing = !threaded? maxw : (maxw / 2 > 1? maxw / 2 : 1);
     }
-    s->xset.threaded = (threaded != AP_MPMQ_NOT_SUPPORTED);
+    else if (!threaded && s->xset.max_processing > maxw) {
+        /* more would only wait in the child's queue, out of the session's
+         * urgency order */
+        s->xset.max_processing = maxw;
+    }
+    s->xset.threaded = threaded;
     /* what only the workers' side uses is read into its settings */
     s->xset.stream_max_mem = (apr_size_t)h2_config_sget(s->s, H2_CONF_STREAM_MAX_MEM);
     s->xset.stream_timeout = h2_config_sget(s->s, H2_CONF_STREAM_TIMEOUT);
@@ -282,7 +291,11 @@ static void read_config(h2_session *s)
         s->hdr_budget.max = (apr_size_t)s->max_streams * H2_CONN_HEAD_SHARE;
     }
     s->hdr_limits.budget = &s->hdr_budget;
-    s->hdr_limits.connect_protocol = (h2_config_sget(s->s, H2_CONF_WEBSOCKETS) == 1);
+    /* A WebSocket holds its worker while it is open: where the session
+     * runs one stream at a time (prefork), it would stall the others for
+     * as long. Not announced, clients open it over HTTP/1.1 instead. */
+    s->hdr_limits.connect_protocol = (h2_config_sget(s->s, H2_CONF_WEBSOCKETS) == 1)
+                                     && (threaded || s->xset.max_processing > 1);
     s->mem_max = (apr_size_t)s->max_streams * s->xset.stream_max_mem;
 }
 

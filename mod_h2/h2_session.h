@@ -149,4 +149,9 @@ void h2_session_refuse(h2_session *session, int code, const char *why);
 /* Send a final GOAWAY (NO_ERROR, why as debug data) if none went out yet. */
 void h2_session_goodbye(h2_session *session, const char *why);
 
+/* The session is done: stop its streams and wait until no worker runs one
+ * (the teardown does that too, later; called earlier where the connection
+ * thread must not run anything of httpd's while a worker does). */
+void h2_session_end_streams(h2_session *session);
+
 #endif

@@ -44,17 +44,16 @@ static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                           apr_pool_t *ptemp, server_rec *s)
 {
     nghttp2_info *ngh = nghttp2_version(0);
-    int minw, maxw, idle;
 
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
         return OK;
     }
     h2_reqtimeout_post_config(pconf, s);
     h2_status_post_config(pconf, s);
-    h2_config_workers(s, &minw, &maxw, &idle);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, APLOGNO(21060)
-                 "mod_h2 %s (nghttp2 %s), mpm %s, workers %d-%d",
-                 MOD_H2_VERSION, ngh->version_str, ap_show_mpm(), minw, maxw);
+                 "mod_h2 %s (nghttp2 %s), mpm %s, %s",
+                 MOD_H2_VERSION, ngh->version_str, ap_show_mpm(),
+                 h2_config_check_workers(s, ptemp));
     return OK;
 }
 

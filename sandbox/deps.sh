@@ -2,7 +2,8 @@
 # Install what building and testing mod_h2 needs -- only what is missing.
 #
 #  - Debian packages (when root; otherwise it lists them and fails), haproxy
-#    and nghttpx among them for the front-end tests (deploy/)
+#    and nghttpx among them for the front-end tests (deploy/), mod_php for
+#    test/test_php_prefork.py (the system apache2's MPM is left as it was)
 #  - chromium (optional, for the browser tests; a failure only warns)
 #  - the Python modules h2, pytest and websocket-client for $PYTHON (default: python3 on PATH,
 #    which may be a pyenv interpreter that does not see Debian's packages)
@@ -21,7 +22,8 @@ say() { echo "deps: $*"; }
 PKGS=(apache2 apache2-dev libnghttp2-dev nghttp2-client nghttp2-server curl
       openssl ca-certificates python3 python3-pytest python3-h2 python3-pip
       pkg-config autoconf automake libtool build-essential
-      clang libclang-rt-14-dev valgrind apache2-doc haproxy nghttp2-proxy)
+      clang libclang-rt-14-dev valgrind apache2-doc haproxy nghttp2-proxy
+      libapache2-mod-php8.2)
 if ! command -v go >/dev/null 2>&1; then
     PKGS+=(golang-go)
 fi
@@ -49,8 +51,21 @@ if [ ${#missing[@]} -gt 0 ]; then
         policy_added=1
     fi
     trap 'if [ -n "$policy_added" ]; then rm -f /usr/sbin/policy-rc.d; fi' EXIT
+    mpm_before=$(a2query -M 2>/dev/null || true)
     apt-get update -q
     apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # libapache2-mod-php8.2's postinst switches the system apache2 to
+    # prefork and enables php8.2 there (mod_php is not thread-safe). The
+    # tests load libphp8.2.so into an instance of their own; the system's
+    # configuration (which test_install_debian.py copies, and which other
+    # users of the machine have) stays as it was. Disabled by us, php8.2
+    # counts as "disabled by the site administrator": upgrades leave it so.
+    mpm_now=$(a2query -M 2>/dev/null || true)
+    if [ "$mpm_now" = prefork ] && [ "$mpm_before" != prefork ]; then
+        say "putting the system apache2 back to mpm_${mpm_before:-event} (mod_php switched it)"
+        a2dismod -q php8.2 mpm_prefork >/dev/null
+        a2enmod -q "mpm_${mpm_before:-event}" >/dev/null
+    fi
 fi
 
 # ------------------------------------------------------------ Python modules

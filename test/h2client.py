@@ -523,6 +523,17 @@ def with_conf(env, name, text, where="server", value=None):
         env.reload()
 
 
+def with_prefork_workers(env, name, workers=16):
+    """For fixtures: under prefork a child runs one request at a time. A
+    test whose subject needs several streams of a connection at once opts
+    into more workers (H2MaxWorkers), as an administrator whose modules are
+    all thread-safe may; under other MPMs nothing changes."""
+    if env.mpm != "prefork":
+        yield
+        return
+    yield from with_conf(env, name, "H2MaxWorkers %d\n" % workers)
+
+
 def with_vhost_conf(env, name, text):
     """For fixtures: text in both virtual hosts (h2c and TLS), reloaded;
     taken away again afterwards."""

@@ -345,6 +345,12 @@ def finish(argv):
     if os.path.exists(os.path.join(second, "sandbox.json")):
         dirs.append(Sandbox(run_dir=second, port_base=second_port_base(first.port_base),
                             mpm=first.mpm, module=first.module))
+    # test_php_prefork.py's prefork + mod_php instance (ports base+90/91)
+    php = run_dir_for(first.port_base) + "-php"
+    if os.path.exists(os.path.join(php, "sandbox.json")):
+        dirs.append(Sandbox(run_dir=php, http_port=first.port_base + 90,
+                            https_port=first.port_base + 91, mpm="prefork",
+                            module=first.module))
     for sb in dirs:
         try:
             sb.stop()

@@ -189,8 +189,9 @@ def one_worker_small_buffers(env):
     hold 32 KB before new streams are refused."""
     install_file(env, "cgi-bin/nap.sh", "#!/bin/sh\nsleep 3\n"
                  "printf 'Content-Type: text/plain\\r\\n\\r\\nnap\\n'\n", 0o755)
-    conf = ("H2MinWorkers 1\nH2MaxWorkers 2\nH2MaxSessionStreams 4\n"
-            "H2StreamMaxMemSize 8192\n")
+    # under prefork a connection has its child's one worker by default
+    conf = ("" if env.mpm == "prefork" else "H2MinWorkers 1\nH2MaxWorkers 2\n") + \
+        "H2MaxSessionStreams 4\nH2StreamMaxMemSize 8192\n"
     env.add_conf("abuse-memory-bodies", conf, "server")
     env.restart()
     yield

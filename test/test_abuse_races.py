@@ -152,6 +152,9 @@ def test_descriptor_exhaustion_fails_cleanly_and_recovers(env, many_files):
                    r"|AH01630|AH0013[0-9]|AH21[0-9]+|AH00529|AH00082|AH00052")
     idle = max(open_fds(p) for p in httpd_children(env))
     env.sandbox.nofile = idle + 24
+    if env.mpm == "prefork":
+        # one request at a time holds one file at a time: opt into more
+        env.add_conf("races-workers", "H2MaxWorkers 16\n")
     try:
         env.restart()
         conns = [RawConn(env, "h2c") for _ in range(4)]
@@ -168,6 +171,7 @@ def test_descriptor_exhaustion_fails_cleanly_and_recovers(env, many_files):
             c.close()
     finally:
         env.sandbox.nofile = None
+        remove_conf(env, "races-workers", "server")
         env.restart()
     from conftest import report
     report("descriptor exhaustion (limit %d): %s" % (idle + 24, outcome))

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from h2client import install_file, remove_conf
+from h2client import install_file, remove_conf, with_prefork_workers
 from h2raw import (CANCEL, REFUSED_STREAM, ENHANCE_YOUR_CALM, FLOW_CONTROL_ERROR,
                    INTERNAL_ERROR, PROTOCOL_ERROR, SETTINGS_INITIAL_WINDOW_SIZE,
                    RawConn, Watch, continuation_frame, data_frame, err_name,
@@ -493,7 +493,13 @@ def test_zero_window_slow_reader(env, short_timeouts):
     w.check()
 
 
-def test_stream_exhaustion_with_unfinished_uploads(env, short_timeouts):
+@pytest.fixture
+def concurrent_uploads(env):
+    """The uploads time out together, not one after the other (prefork)."""
+    yield from with_prefork_workers(env, "attacks-workers")
+
+
+def test_stream_exhaustion_with_unfinished_uploads(env, short_timeouts, concurrent_uploads):
     """All 100 allowed streams POST bodies that never finish: H2StreamTimeout
     answers them (408 or a reset) and frees them; a normal client is served
     on another connection meanwhile."""

@@ -205,8 +205,13 @@ def auto_h2(env):
 
 def probe_workers_all_started(env, how, path):
     """H2MaxWorkers below the MPM's threads: the minimum (ThreadsPerChild,
-    25 here) is cut to it, so every child has started all it may."""
+    25 here) is cut to it, so every child has started all it may. Under
+    prefork (1-1 by default) the start-up line of the last (re)start
+    names the maximum instead."""
     v = auto_h2(env)
+    if env.mpm == "prefork":
+        lines = re.findall(r"AH21060: .*, workers \d+-(\d+)", env.sandbox.log_since(0))
+        return lines[-1] == "7"
     return v["H2WorkersIdle"] + v["H2WorkersBusy"] == v["H2WorkersMax"]
 
 
@@ -291,6 +296,10 @@ def configure(env, docroot, text, ctx):
         base = "H2EarlyHints on\n"
     if text.startswith(("H2Push ", "H2PushDiarySize")):
         base = PUSH_BASE
+    if "H2WebSockets" in text and env.mpm == "prefork":
+        # one stream at a time does not announce WebSockets (they would
+        # hold the only worker): opt into more, as test_websockets.py does
+        base = "H2MaxWorkers 2\n"
     if "H2ProxyRequests" in text:
         base = FORWARD_PROXY_CONF
         # with their ports in ServerName, the vhosts take absolute targets

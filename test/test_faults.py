@@ -248,7 +248,7 @@ def test_clients_vanishing_mid_upload_occupy_no_worker_and_no_memory(env, how):
     os.chmod(mark_dir, 0o777)
     install_cgi(env, "upload_marked.py", CGI_UPLOAD_MARKED % mark_dir)
     # more abandoned uploads per round than a child has HTTP/2 workers
-    # (event/worker: 37; prefork: 16, and 50 children at most)
+    # (event/worker: 37; prefork: 1, and 50 children at most)
     per_round = 60
     samples = []
     for rnd in range(3):

@@ -28,7 +28,10 @@ LOG_FORMAT = "%>s %O %{H2_STREAM_ID}e %H %U"
 
 
 def run(cmd, inst, check=True):
-    r = subprocess.run(cmd, env=dict(os.environ, APACHE_CONFDIR=inst["confdir"]),
+    # a2enmod and a2dismod keep "enabled/disabled by" markers in a state
+    # directory: the copy's go to one of its own, not to the system's
+    r = subprocess.run(cmd, env=dict(os.environ, APACHE_CONFDIR=inst["confdir"],
+                                     APACHE_STATE_DIRECTORY=inst["statedir"]),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        stdin=subprocess.DEVNULL, timeout=60)
     if check:
@@ -62,6 +65,22 @@ LogFormat "{fmt}" h2test
            cert=sb.server_cert, key=sb.server_key)
 
 
+def use_event_mpm(inst):
+    """The copy runs Debian's default MPM, event, whatever the system's
+    is: installing mod_php (libapache2-mod-php8.2, for
+    test_php_prefork.py) switches a system to prefork and enables php8.2,
+    which refuses threaded MPMs, and the stock module this file switches
+    back to refuses h2 under prefork (AH10034). README's steps are the
+    same under every MPM; test_php_prefork.py covers prefork."""
+    enabled = os.listdir(os.path.join(inst["confdir"], "mods-enabled"))
+    off = sorted(f[:-5] for f in enabled if f.endswith(".load") and (
+        f.startswith("php") or f in ("mpm_prefork.load", "mpm_worker.load")))
+    if off:
+        run(["a2dismod", "-q", "-f"] + off, inst)
+    if "mpm_event.load" not in enabled:
+        run(["a2enmod", "-q", "mpm_event"], inst)
+
+
 def cleanup(inst):
     if os.path.isdir(inst["confdir"]):
         run(["apache2ctl", "stop"], inst, check=False)
@@ -69,7 +88,7 @@ def cleanup(inst):
         deadline = time.monotonic() + 15
         while os.path.exists(pidfile) and time.monotonic() < deadline:
             time.sleep(0.1)
-    for d in ("confdir", "logdir", "rundir", "lockdir", "docroot"):
+    for d in ("confdir", "logdir", "rundir", "lockdir", "docroot", "statedir"):
         shutil.rmtree(inst[d], ignore_errors=True)
 
 
@@ -99,11 +118,13 @@ def debian(env):
     inst = {"confdir": "/etc/apache2-" + name, "logdir": "/var/log/apache2-" + name,
             "rundir": "/var/run/apache2-" + name, "lockdir": "/var/lock/apache2-" + name,
             "docroot": "/tmp/apache2-%s-htdocs" % name,
+            "statedir": "/tmp/apache2-%s-state" % name,
             "http": env.port_base + 70, "https": env.port_base + 71}
     inst["access_log"] = os.path.join(inst["logdir"], "h2test_access.log")
     cleanup(inst)      # what a killed run may have left
     try:
         shutil.copytree("/etc/apache2", inst["confdir"], symlinks=True)
+        use_event_mpm(inst)
         os.makedirs(inst["logdir"])
         os.makedirs(inst["docroot"])
         os.chmod(inst["docroot"], 0o755)

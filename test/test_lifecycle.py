@@ -19,7 +19,8 @@ import time
 import pytest
 
 from conftest import report
-from h2client import H2Client, file_sha, install_cgi, make_big_file, remove_conf
+from h2client import (H2Client, file_sha, install_cgi, make_big_file, remove_conf,
+                      with_prefork_workers)
 from h2raw import MAX_STREAM_ID, NO_ERROR, RawConn, headers_frame, ping_frame, request_block
 
 H2_WAYS = ["h2", "h2c"]
@@ -223,8 +224,15 @@ def test_request_body_that_never_ends_gets_408_after_stream_timeout(env, short_t
         assert c.goaway is None
 
 
+@pytest.fixture
+def concurrent_streams(env):
+    """Streams served while others hang: more than one at a time."""
+    yield from with_prefork_workers(env, "lifecycle-workers")
+
+
 @pytest.mark.parametrize("how", H2_WAYS)
-def test_cgi_that_never_answers_costs_only_its_stream(env, short_timeouts, how):
+def test_cgi_that_never_answers_costs_only_its_stream(env, concurrent_streams,
+                                                      short_timeouts, how):
     env.ignore_log(r"Script timed out before returning headers: sleep.py")
     env.ignore_log(r"AH00574: ap_content_length_filter: apr_bucket_read\(\) failed")
     env.ignore_log(r"AH01220: Timeout waiting for output from CGI script")

@@ -44,9 +44,18 @@ def backend_closed():
     return BACKEND_STATS["stats"]["closed"]
 
 
+def opt_in(env):
+    """Under prefork a connection runs one stream at a time, and WebSockets
+    (which hold their worker while open) are not announced then; these
+    tests opt into more workers, as an administrator whose modules are
+    all thread-safe may (test_php_prefork.py tests the default)."""
+    return "H2MaxWorkers 16\n" if env.mpm == "prefork" else ""
+
+
 @pytest.fixture
 def ws_on(env, backend):
-    yield from with_conf(env, "websockets", PROXY_CONF % backend + "H2WebSockets on\n")
+    yield from with_conf(env, "websockets", PROXY_CONF % backend + "H2WebSockets on\n"
+                         + opt_in(env))
 
 
 WSTUNNEL_CONF = """\
@@ -63,7 +72,7 @@ def wstunnel_on(env, backend):
     """mod_proxy_wstunnel itself (not mod_proxy_http): it relays the
     backend's 101 as raw bytes through the connection."""
     yield from with_conf(env, "websockets", PROXY_CONF % backend
-                         + WSTUNNEL_CONF % backend + "H2WebSockets on\n")
+                         + WSTUNNEL_CONF % backend + "H2WebSockets on\n" + opt_in(env))
 
 
 @pytest.fixture
@@ -149,6 +158,23 @@ def test_settings_do_not_announce_extended_connect_by_default(env, ws_off, how):
     with H2Client.connect(env, how) as c:
         settings = c.wait_settings()
     assert ENABLE_CONNECT_PROTOCOL not in settings
+
+
+@pytest.fixture
+def ws_on_prefork_default(env, backend):
+    if env.mpm != "prefork" or env.module != "ours":
+        pytest.skip("mod_h2 under prefork only")
+    yield from with_conf(env, "websockets", PROXY_CONF % backend + "H2WebSockets on\n")
+
+
+def test_prefork_one_stream_at_a_time_does_not_announce_extended_connect(
+        env, ws_on_prefork_default):
+    """An open WebSocket would hold the connection's only worker: clients
+    open it over HTTP/1.1 instead; the start-up warning says so."""
+    with H2Client.connect(env, "h2c") as c:
+        settings = c.wait_settings()
+    assert ENABLE_CONNECT_PROTOCOL not in settings
+    assert "AH21201" in env.sandbox.log_since(0)
 
 
 def open_echo(c, path):
@@ -301,8 +327,10 @@ def test_client_reset_closes_the_backend_at_once(env, ws_on, how):
 
 @pytest.fixture
 def ws_few_workers(env, backend):
+    # under prefork a child's one connection gets all its workers: 4 here too
     yield from with_conf(env, "websockets", PROXY_CONF % backend + "H2WebSockets on\n"
-                         "H2MinWorkers 2\nH2MaxWorkers 8\n")
+                         "H2MinWorkers 2\nH2MaxWorkers 8\n"
+                         + ("H2MaxSessionWorkers 4\n" if env.mpm == "prefork" else ""))
 
 
 def test_websockets_leave_workers_for_other_requests(env, ws_few_workers):

@@ -161,6 +161,11 @@ apr_int64_t h2_config_sget(server_rec *s, h2_conf_var var)
     return conf_def[var];
 }
 
+int h2_config_mpm_threaded(void)
+{
+    return 0;   /* as ap_mpm_query() above answers */
+}
+
 void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs)
 {
     *pmin = 1;
