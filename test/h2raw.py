@@ -271,18 +271,8 @@ class RawConn:
             if not self._readable(timeout if first else 0):
                 return True
             first = False
-            try:
-                chunk = self.sock.recv(1 << 18)
-            except (ssl.SSLWantReadError, socket.timeout):
-                return True
-            except OSError:
-                self._mark_closed()
+            if not self._recv_once(1 << 18):
                 return False
-            if not chunk:
-                self._mark_closed()
-                return False
-            self.inbuf += chunk
-            self._parse()
         return True
 
     def read_some(self, n, timeout=5.0):
@@ -291,6 +281,10 @@ class RawConn:
         the connection is closed."""
         if self.closed or not self._readable(timeout):
             return not self.closed
+        return self._recv_once(n)
+
+    def _recv_once(self, n):
+        """One recv() of at most n bytes, processed; False when closed."""
         try:
             chunk = self.sock.recv(n)
         except (ssl.SSLWantReadError, socket.timeout):
