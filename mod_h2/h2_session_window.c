@@ -132,7 +132,8 @@ static int charge(h2_session *s, h2_stream *stream, apr_int64_t e)
 }
 
 /* The window stream is kept at: the bandwidth-delay one, or H2WindowSize
- * with a handler that does not keep up. */
+ * with a handler that does not keep up (the grown one is kept aside for
+ * when it has read what it holds). */
 static void set_target(h2_session *s, h2_stream *stream, apr_int32_t w)
 {
     if (stream->trace >= APLOG_TRACE2) {
@@ -141,10 +142,14 @@ static void set_target(h2_session *s, h2_stream *stream, apr_int32_t w)
                       s->id, stream->id, stream->bdp.window, w, (long)s->rtt);
     }
     if (w <= s->window_size) {
+        if (stream->bdp.window > s->window_size) {
+            stream->win_grown = stream->bdp.window;
+        }
         h2_bdp_init(&stream->bdp, s->window_size);
     }
     else {
         stream->bdp.window = w;
+        stream->win_grown = 0;
     }
     /* below half the window (when credit is granted again), reports of
      * what the handler read change nothing the client sees */
@@ -198,6 +203,12 @@ void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
     }
     if (!stream->bdp.window) {
         h2_bdp_init(&stream->bdp, s->window_size);
+    }
+    if (stream->win_grown
+        && 2 * (stream->in_received - stream->in_consumed) <= s->window_size) {
+        /* it read what it held: a handler that only fell behind for a
+         * moment (a busy CPU) has its window back without the ramp */
+        set_target(s, stream, stream->win_grown);
     }
     /* grow only as far as the budgets have room for now, and only where
      * the bytes drain: a handler that lets half its window wait is what

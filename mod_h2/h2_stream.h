@@ -58,6 +58,8 @@ struct h2_stream {
     int push_critical;             /*   as a critical H2PushResource */
     h2_prio prio;                  /* RFC 9218 urgency and incremental */
     h2_bdp bdp;                    /* the receive window it is kept at */
+    apr_int32_t win_grown;         /*   the grown one, while it is kept at
+                                    *   H2WindowSize for falling behind */
     apr_int64_t win_charge;        /* what it may hold beyond H2WindowSize,
                                     * charged to the growth budgets */
     apr_time_t early_end_at;       /* response complete, body not: reset
