@@ -82,12 +82,25 @@ apr_status_t h2_session_upgrade(h2_session *s, request_rec *r)
                        nghttp2_session_set_stream_user_data(s->ngh, 1, stream));
 
     h2_req_head_add(&stream->req, ":method", 7, r->method, strlen(r->method));
-    h2_req_head_add(&stream->req, ":scheme", 7, "http", 4);
-    h2_req_head_add(&stream->req, ":path", 5, r->unparsed_uri, strlen(r->unparsed_uri));
-    if (r->hostname) {
-        const char *host = apr_table_get(r->headers_in, "Host");
-        if (!host) host = r->hostname;
-        h2_req_head_add(&stream->req, ":authority", 10, host, strlen(host));
+    if (r->parsed_uri.scheme && r->parsed_uri.hostinfo) {
+        /* absolute form (a forward proxy's request, RFC 9112 3.2.2): its
+         * scheme and authority are the URI's, the path what follows */
+        const char *path = apr_uri_unparse(stream->pool, &r->parsed_uri,
+                                           APR_URI_UNP_OMITSITEPART);
+        h2_req_head_add(&stream->req, ":scheme", 7, r->parsed_uri.scheme,
+                        strlen(r->parsed_uri.scheme));
+        h2_req_head_add(&stream->req, ":path", 5, path, strlen(path));
+        h2_req_head_add(&stream->req, ":authority", 10, r->parsed_uri.hostinfo,
+                        strlen(r->parsed_uri.hostinfo));
+    }
+    else {
+        h2_req_head_add(&stream->req, ":scheme", 7, "http", 4);
+        h2_req_head_add(&stream->req, ":path", 5, r->unparsed_uri, strlen(r->unparsed_uri));
+        if (r->hostname) {
+            const char *host = apr_table_get(r->headers_in, "Host");
+            if (!host) host = r->hostname;
+            h2_req_head_add(&stream->req, ":authority", 10, host, strlen(host));
+        }
     }
     hdrs = apr_table_elts(r->headers_in);
     e = (const apr_table_entry_t *)hdrs->elts;

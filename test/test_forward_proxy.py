@@ -6,6 +6,7 @@ over HTTP/1.1 (`GET http://origin/x`) is; one for the server's own name is
 served locally; without H2ProxyRequests nothing is proxied. The origin is
 a small HTTP/1.1 server on loopback started here."""
 
+import subprocess
 import time
 import uuid
 
@@ -112,3 +113,40 @@ def test_nghttp_with_a_foreign_authority_is_forwarded(env, proxy_on):
     out = p.stdout.decode()
     assert p.returncode == 0, p.stderr
     assert out == "origin saw GET /fwd/n host=%s" % proxy_on, out
+
+
+UPGRADE_PROXY_PORT_OFFSET = 64   # base + 64: an h2c-only virtual host
+
+
+@pytest.fixture
+def upgrade_proxy(env):
+    port = env.port_base + UPGRADE_PROXY_PORT_OFFSET
+    conf = PROXY_MODULES + """\
+<IfModule !proxy_http2_module>
+LoadModule proxy_http2_module /usr/lib/apache2/modules/mod_proxy_http2.so
+</IfModule>
+Listen 127.0.0.1:{port}
+<VirtualHost 127.0.0.1:{port}>
+    ServerName upgrade-proxy.localhost
+    Protocols h2c
+    RewriteEngine on
+    RewriteRule ^/(.*)$ h2c://%{{HTTP_HOST}}/$1 [P]
+</VirtualHost>
+""".format(port=port)
+    yield from with_conf(env, "upgrade-proxy", conf, value=port)
+
+
+def test_an_h2c_upgrade_in_absolute_form_is_sent_on_by_rewrite_to_h2c(env, upgrade_proxy):
+    """curl --http2 --proxy to a virtual host that speaks only h2c: the
+    request `GET http://origin/path` with Upgrade: h2c becomes stream 1
+    with the URI's scheme, authority and path (RFC 9112 3.2.2), and
+    mod_rewrite's [P] sends it on to h2c://%{HTTP_HOST}/ through
+    mod_proxy_http2: the origin's (the h2c port's) 1k.txt comes back."""
+    r = subprocess.run(["curl", "-sS", "--http2", "--max-time", "20", "--proxy",
+                        "127.0.0.1:%d" % upgrade_proxy, "-o", "-", "-w", "\n%{http_code} %{http_version}",
+                        "http://127.0.0.1:%d/1k.txt?via=upgrade" % env.http_port],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    body, _, tail = r.stdout.rpartition(b"\n")
+    assert r.returncode == 0, r.stderr
+    assert tail == b"200 2"
+    assert len(body) == 1024
