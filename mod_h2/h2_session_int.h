@@ -62,6 +62,11 @@
 #define H2_BULK_LOWAT (128 * 1024)
 #define H2_BULK_WAIT apr_time_from_msec(1)
 
+/* What a worker reads of a grown window before it reports it (at most; a
+ * quarter of the window below that): a wakeup of the connection thread
+ * per report, and what is not reported yet counts as held. */
+#define H2_CONSUME_REPORT_MAX (1024 * 1024)
+
 /* How long a stream whose response completed before its request body
  * waits before RST_STREAM NO_ERROR tells the client to stop sending: the
  * frames it sent before it saw the response (a malformed body, a bad

@@ -152,8 +152,13 @@ static void set_target(h2_session *s, h2_stream *stream, apr_int32_t w)
         stream->win_grown = 0;
     }
     /* below half the window (when credit is granted again), reports of
-     * what the handler read change nothing the client sees */
-    h2_x_c1_set_consume_wake(stream->x, (w > s->window_size)? (apr_size_t)w / 4 : 0);
+     * what the handler read change nothing the client sees; what was read
+     * and not reported counts as held, so for large windows they come
+     * every H2_CONSUME_REPORT_MAX (a handler only behind by that much is
+     * not taken for one that does not keep up) */
+    h2_x_c1_set_consume_wake(stream->x, (w <= s->window_size)? 0
+                             : ((apr_size_t)w / 4 < H2_CONSUME_REPORT_MAX)? (apr_size_t)w / 4
+                             : H2_CONSUME_REPORT_MAX);
 }
 
 /* Top stream's credit up to its window once half of it is free, within
