@@ -16,7 +16,7 @@ import time
 import pytest
 
 from h2client import H2Client, module_conf, remove_conf
-from h2raw import (RawConn, SETTINGS_INITIAL_WINDOW_SIZE, data_frame,
+from h2raw import (FLOW_CONTROL_ERROR, RawConn, SETTINGS_INITIAL_WINDOW_SIZE, data_frame,
                    headers_frame, ping_frame, request_block, window_update_frame)
 
 pytestmark = pytest.mark.h2
@@ -320,3 +320,27 @@ def test_other_streams_are_served_while_an_upload_streams_in(env, echo):
         assert bytes(c.data[3]) == b"ping-3"
         assert c.status(5) == 200 and len(c.data[5]) == 1024
         assert not c.rst and not c.goaways
+
+
+def test_data_past_the_granted_window_gets_flow_control_error(env, discard):
+    """Every byte a client may send is credit granted: a client that sends
+    16 KB more than its stream's window (ours: grown to 4 MB here) gets
+    RST_STREAM FLOW_CONTROL_ERROR on that stream (RFC 9113 6.9.1); the
+    connection goes on."""
+    rate = 16 << 20
+    with RawConn(env, "h2c", timeout=10) as c:
+        post(c, 1, "/discard?stall_after=%d&stall_ms=2000" % (2 << 20), 64 << 20)
+        up = Uploader(c, 1)
+        assert up.send(2 << 20, end=False, rate=rate), up.state()
+        c.pump(0.2)
+        left, _ = up.window()
+        while left > 0:
+            n = min(left, len(PIECE))
+            c.send(data_frame(1, PIECE[:n]))
+            left -= n
+        c.send(data_frame(1, PIECE))
+        assert c.wait(lambda: 1 in c.rst, 5), c.answer()
+        assert c.rst[1] == FLOW_CONTROL_ERROR
+        c.send(headers_frame(3, request_block(c, "/1k.txt")))
+        assert answer(c, 3)[0] == 200
+        assert not c.goaways
