@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* Client connections: whether one speaks HTTP/2, and running its session in
+ * the MPM's thread. */
+
 #include <apr_strings.h>
 #include <httpd.h>
 #include <http_core.h>

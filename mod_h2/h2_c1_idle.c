@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* Idle HTTP/2 connections of a child: their registry, keep-alive deadlines
+ * and graceful stops. */
+
 #include <poll.h>
 #include <apr_portable.h>
 #include <apr_thread_proc.h>

@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* A client connection's I/O: reading frames in, gathering frames out into
+ * one write per round. */
+
 #include <stdlib.h>
 #include <unistd.h>
 #include <errno.h>

@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* How a connection thread waits for its socket and its workers: one eventfd
+ * per thread. */
+
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>

@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* Secondary connections (workers): a stream as an httpd connection, its
+ * filters and its run. */
+
 #include <unistd.h>
 #include <errno.h>
 #include <pthread.h>

@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* The H2* directives: their table, parsing, defaults and lookups per server
+ * and directory. */
+
 #include <apr_lib.h>
 #include <apr_strings.h>
 #include <httpd.h>

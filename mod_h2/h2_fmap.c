@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* Kept memory mappings of files served, shared by a child's connections. */
+
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <apr_portable.h>

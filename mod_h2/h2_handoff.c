@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* The chunks response and request data cross between threads in, and their
+ * recycling. */
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* Request heads checked as RFC 9113 8.1-8.3 and httpd's limits say, with
+ * their budget (pure logic). */
+
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_general.h>

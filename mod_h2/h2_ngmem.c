@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* nghttp2's memory for one session: small blocks recycled through free
+ * lists. */
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>

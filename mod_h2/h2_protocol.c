@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* Protocol negotiation: ALPN, the h2c Upgrade, httpd's protocol hooks. */
+
 #include <apr_strings.h>
 #include <httpd.h>
 #include <http_core.h>

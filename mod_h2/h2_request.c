@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* A stream's request on its worker: the HTTP/2 request head made an httpd
+ * request. */
+
 #include <apr_strings.h>
 #include <unistd.h>
 

@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* The session: its state machine, its streams, creation and teardown. */
+
 #include <apr_strings.h>
 #include <apr_base64.h>
 #include <apr_portable.h>
@@ -22,25 +24,12 @@
 #include <http_protocol.h>
 #include <ap_mpm.h>
 #include <http_ssl.h>
-
-/* The session: its state machine, its streams, creation and teardown. */
-
 #include <assert.h>
-#include <apr_base64.h>
-#include <apr_strings.h>
-#include <httpd.h>
-#include <http_core.h>
-#include <http_config.h>
-#include <http_log.h>
-#include <http_protocol.h>
-#include <ap_mpm.h>
-#include <http_ssl.h>
 
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c1_idle.h"
 #include "h2_c2.h"
-#include "h2_protocol.h"
 #include "h2_session_int.h"
 #include "h2_status.h"
 #include "h2_util.h"

@@ -71,7 +71,7 @@ struct h2_session {
     h2_hdr_limits hdr_limits;
     const h2_read_timeouts *read_timeouts;  /* RequestReadTimeout's */
     h2_hdr_budget hdr_budget;       /* decoded request heads held, see
-                                     * h2_session_mem_admits() */
+                                     * mem_admits() in h2_session_cb.c */
     apr_size_t mem_max;             /* what request bodies and responses
                                      * may hold before new streams are
                                      * refused */

@@ -12,8 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
-#include <string.h>
+/* The nghttp2 callbacks: what the session does with the client's frames. */
 
+#include <string.h>
 #include <apr_strings.h>
 #include <apr_base64.h>
 #include <apr_portable.h>
@@ -24,23 +25,10 @@
 #include <http_protocol.h>
 #include <ap_mpm.h>
 #include <http_ssl.h>
-
-/* The nghttp2 callbacks: what the session does with the client's frames. */
-
 #include <assert.h>
-#include <apr_base64.h>
-#include <apr_strings.h>
-#include <httpd.h>
-#include <http_core.h>
-#include <http_config.h>
-#include <http_log.h>
-#include <http_protocol.h>
-#include <ap_mpm.h>
-#include <http_ssl.h>
 
 #include "h2.h"
 #include "h2_config.h"
-#include "h2_protocol.h"
 #include "h2_session_int.h"
 #include "h2_status.h"
 #include "h2_util.h"

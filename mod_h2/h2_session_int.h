@@ -15,8 +15,7 @@
 #ifndef H2_SESSION_INT_H
 #define H2_SESSION_INT_H
 
-/* What the files of a session share (h2_session.c, h2_session_cb.c,
- * h2_session_out.c, h2_session_loop.c, h2_session_fail.c, h2_upgrade.c).
+/* What the files of a session share (h2_session*.c and h2_upgrade.c).
  * Every function here runs in the connection thread that owns the
  * session; workers never see a session (they see h2_x). */
 

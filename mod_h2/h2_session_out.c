@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* Responses: streams to the workers, their output into frames, flow control. */
+
 #include <apr_strings.h>
 #include <apr_base64.h>
 #include <apr_portable.h>
@@ -22,23 +24,10 @@
 #include <http_protocol.h>
 #include <ap_mpm.h>
 #include <http_ssl.h>
-
-/* Responses: streams to the workers, their output into frames, flow control. */
-
 #include <assert.h>
-#include <apr_base64.h>
-#include <apr_strings.h>
-#include <httpd.h>
-#include <http_core.h>
-#include <http_config.h>
-#include <http_log.h>
-#include <http_protocol.h>
-#include <ap_mpm.h>
-#include <http_ssl.h>
 
 #include "h2.h"
 #include "h2_config.h"
-#include "h2_protocol.h"
 #include "h2_session_int.h"
 #include "h2_util.h"
 

@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* A stream on the connection thread: its pool and its transitions. */
+
 #include <httpd.h>
 #include <http_log.h>
 #include <ap_mpm.h>

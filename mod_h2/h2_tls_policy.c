@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* H2ModernTLSOnly: which TLS versions and ciphers HTTP/2 accepts (pure
+ * logic). */
+
 #include <string.h>
 #include "h2_tls_policy.h"
 

@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* TLS record sizes: small while a connection warms up, full once it is busy
+ * (pure logic). */
+
 #include "h2_tls_sizing.h"
 
 void h2_tls_sizing_init(h2_tls_sizing *s, apr_off_t warmup_bytes,

@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* The h2c Upgrade: the HTTP/1.1 request that asked for it becomes stream 1. */
+
 #include <apr_strings.h>
 #include <apr_base64.h>
 #include <apr_portable.h>
@@ -22,19 +24,7 @@
 #include <http_protocol.h>
 #include <ap_mpm.h>
 #include <http_ssl.h>
-
-/* The h2c Upgrade: the HTTP/1.1 request that asked for it becomes stream 1. */
-
 #include <assert.h>
-#include <apr_base64.h>
-#include <apr_strings.h>
-#include <httpd.h>
-#include <http_core.h>
-#include <http_config.h>
-#include <http_log.h>
-#include <http_protocol.h>
-#include <ap_mpm.h>
-#include <http_ssl.h>
 
 #include "h2.h"
 #include "h2_config.h"
@@ -44,42 +34,14 @@
 
 APLOG_USE_MODULE(http2);
 
-/* Stream 1 of an h2c upgrade is the HTTP/1.1 request that asked for it. */
-apr_status_t h2_session_upgrade(h2_session *s, request_rec *r)
+/* Stream 1's request head from the HTTP/1.1 request r that asked for the
+ * upgrade: its pseudo-headers and its fields but those of HTTP/1.1's
+ * connection management. */
+static void request_fields(h2_stream *stream, request_rec *r)
 {
-    const char *b64 = apr_table_get(r->headers_in, "HTTP2-Settings");
-    h2_stream *stream;
-    char *settings, *std;
-    int len, rv, i;
     const apr_array_header_t *hdrs;
     const apr_table_entry_t *e;
-    h2_upgrade_body *body = NULL;
-
-    if (!b64) {
-        return APR_EINVAL;
-    }
-    /* HTTP2-Settings is base64url without padding */
-    std = apr_pstrdup(r->pool, b64);
-    for (i = 0; std[i]; ++i) {
-        if (std[i] == '-') std[i] = '+';
-        else if (std[i] == '_') std[i] = '/';
-    }
-    settings = apr_palloc(r->pool, apr_base64_decode_len(std) + 1);
-    len = apr_base64_decode(settings, std);
-    rv = nghttp2_session_upgrade2(s->ngh, (const uint8_t *)settings, (size_t)len,
-                                  r->header_only, NULL);
-    if (rv != 0) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21021)
-                      "h2_session(%ld): upgrade settings: %s", s->id,
-                      nghttp2_strerror(rv));
-        return APR_EINVAL;
-    }
-    stream = h2_stream_create(s, 1, s->pool);
-    h2_session_link(s, stream);
-    s->open_streams++;
-    s->preface_due = 1;
-    h2_session_ngcheck(s, 1, "attach the stream",
-                       nghttp2_session_set_stream_user_data(s->ngh, 1, stream));
+    int i;
 
     h2_req_head_add(&stream->req, ":method", 7, r->method, strlen(r->method));
     if (r->parsed_uri.scheme && r->parsed_uri.hostinfo) {
@@ -117,6 +79,44 @@ apr_status_t h2_session_upgrade(h2_session *s, request_rec *r)
         }
         h2_req_head_add(&stream->req, name, strlen(name), e[i].val, strlen(e[i].val));
     }
+}
+
+/* Stream 1 of an h2c upgrade is the HTTP/1.1 request that asked for it. */
+apr_status_t h2_session_upgrade(h2_session *s, request_rec *r)
+{
+    const char *b64 = apr_table_get(r->headers_in, "HTTP2-Settings");
+    h2_stream *stream;
+    char *settings, *std;
+    int len, rv, i;
+    h2_upgrade_body *body = NULL;
+
+    if (!b64) {
+        return APR_EINVAL;
+    }
+    /* HTTP2-Settings is base64url without padding */
+    std = apr_pstrdup(r->pool, b64);
+    for (i = 0; std[i]; ++i) {
+        if (std[i] == '-') std[i] = '+';
+        else if (std[i] == '_') std[i] = '/';
+    }
+    settings = apr_palloc(r->pool, apr_base64_decode_len(std) + 1);
+    len = apr_base64_decode(settings, std);
+    rv = nghttp2_session_upgrade2(s->ngh, (const uint8_t *)settings, (size_t)len,
+                                  r->header_only, NULL);
+    if (rv != 0) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21021)
+                      "h2_session(%ld): upgrade settings: %s", s->id,
+                      nghttp2_strerror(rv));
+        return APR_EINVAL;
+    }
+    stream = h2_stream_create(s, 1, s->pool);
+    h2_session_link(s, stream);
+    s->open_streams++;
+    s->preface_due = 1;
+    h2_session_ngcheck(s, 1, "attach the stream",
+                       nghttp2_session_set_stream_user_data(s->ngh, 1, stream));
+
+    request_fields(stream, r);
     h2_stream_transit(stream, H2_SSEV_HEADERS_IN);
 
     /* the body came before the preface, the propose hook read it */

@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* Small helpers shared by the module's files. */
+
 #include <apr_strings.h>
 #if defined(__GLIBC__)
 #include <malloc.h>

@@ -12,6 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* The worker threads of a child and their queue of streams. */
+
 #include <apr_strings.h>
 #include <apr_atomic.h>
 #include <unistd.h>

@@ -18,7 +18,7 @@
 /* The boundary between a client connection's thread and the workers that
  * run its streams: everything that crosses between them goes through here.
  *
- * Who may call what (checked by bench/../scripts/check-threads):
+ * Who may call what (checked by scripts/check_threads.py):
  *   h2_x_c1_*      the connection thread that owns the session, only;
  *   h2_x_worker_*  the worker that has taken the stream, only;
  *   h2_x_*         either.

@@ -12,6 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
+/* mod_h2: HTTP/2 for Apache httpd. Hooks into httpd's connection and
+ * protocol phases; everything else lives in the h2_* files. */
+
 #include <apr_strings.h>
 #include <httpd.h>
 #include <http_config.h>
@@ -36,9 +39,6 @@
 #include "h2_stream.h"
 #include "h2_reqtimeout.h"
 #include "h2_vars.h"
-
-/* mod_h2: HTTP/2 for Apache httpd. Hooks into httpd's connection and
- * protocol phases; everything else lives in the h2_* files. */
 
 static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                           apr_pool_t *ptemp, server_rec *s)

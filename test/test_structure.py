@@ -54,3 +54,20 @@ def test_every_source_and_header_is_in_the_distribution():
     present = {f for f in os.listdir(os.path.join(TOP, "mod_h2"))
                if re.fullmatch(r"(h2\w*|mod_http2)\.[ch]", f)}
     assert present - listed == set()
+
+
+def test_every_source_file_opens_with_a_line_on_what_it_is_for():
+    """After the licence, a .c file's first line is a comment (docs: "one
+    file per concern, named for it, opening with a line on what it is
+    for")."""
+    bad = []
+    src = os.path.join(TOP, "mod_h2")
+    for name in sorted(os.listdir(src)):
+        if not name.endswith(".c"):
+            continue
+        lines = open(os.path.join(src, name), encoding="utf-8").read().split("\n")
+        end = next(i for i, l in enumerate(lines) if l.strip() == "*/") + 1
+        first = next(l for l in lines[end:] if l.strip())
+        if not first.startswith("/*"):
+            bad.append("%s: %s" % (name, first))
+    assert not bad, bad
