@@ -2,7 +2,9 @@
 # Install what building and testing mod_h2 needs -- only what is missing.
 #
 #  - Debian packages (when root; otherwise it lists them and fails), haproxy
-#    and nghttpx among them for the front-end tests (deploy/)
+#    and nghttpx among them for the front-end tests (deploy/), php8.2-fpm for
+#    the application-stack tests (test/phpfpm.py runs a private php-fpm; the
+#    system's php8.2-fpm service is neither started here nor used)
 #  - chromium (optional, for the browser tests; a failure only warns)
 #  - the Python modules h2, pytest and websocket-client for $PYTHON (default: python3 on PATH,
 #    which may be a pyenv interpreter that does not see Debian's packages)
@@ -21,7 +23,8 @@ say() { echo "deps: $*"; }
 PKGS=(apache2 apache2-dev libnghttp2-dev nghttp2-client nghttp2-server curl
       openssl ca-certificates python3 python3-pytest python3-h2 python3-pip
       pkg-config autoconf automake libtool build-essential
-      clang libclang-rt-14-dev valgrind apache2-doc haproxy nghttp2-proxy)
+      clang libclang-rt-14-dev valgrind apache2-doc haproxy nghttp2-proxy
+      php8.2-fpm php8.2-cli)
 if ! command -v go >/dev/null 2>&1; then
     PKGS+=(golang-go)
 fi
@@ -51,6 +54,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     trap 'if [ -n "$policy_added" ]; then rm -f /usr/sbin/policy-rc.d; fi' EXIT
     apt-get update -q
     apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # the tests run php-fpm themselves (test/phpfpm.py, own socket and pid
+    # file): the packaged service stays off at boot too, where systemd runs
+    if [[ " ${missing[*]} " == *" php8.2-fpm "* ]] && [ -d /run/systemd/system ] \
+            && command -v systemctl >/dev/null 2>&1; then
+        systemctl disable php8.2-fpm >/dev/null 2>&1 || true
+    fi
 fi
 
 # ------------------------------------------------------------ Python modules
