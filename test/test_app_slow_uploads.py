@@ -21,7 +21,7 @@ import time
 import pytest
 
 from conftest import report
-from h2client import content, install_cgi
+from h2client import CGI_SLOW_READ, content, install_cgi
 from h2mux import Loop, MuxConn, h1_connection, latency_line
 
 GET_PATH = "/1k.txt"
@@ -46,30 +46,6 @@ KINDS = {
 
 HOWS = [pytest.param("h2", marks=pytest.mark.h2), pytest.param("h2c", marks=pytest.mark.h2),
         "http1"]
-
-CGI_SLOW_READ = """\
-import hashlib, json, os, sys, time
-from urllib.parse import parse_qs
-q = parse_qs(os.environ.get("QUERY_STRING", ""))
-rate = max(1024, int(q.get("rate", ["204800"])[0]))
-piece = max(512, int(q.get("piece", ["8192"])[0]))
-inp = sys.stdin.buffer
-h = hashlib.sha256()
-n = 0
-t0 = time.monotonic()
-while True:
-    b = inp.read1(piece)
-    if not b:
-        break
-    n += len(b)
-    h.update(b)
-    wait = t0 + n / rate - time.monotonic()
-    if wait > 0:
-        time.sleep(wait)
-body = json.dumps({"size": n, "sha256": h.hexdigest(),
-                   "secs": round(time.monotonic() - t0, 3)}) + "\\n"
-sys.stdout.write("Content-Type: application/json\\r\\n\\r\\n" + body)
-"""
 
 CGI_STALL = """\
 import hashlib, json, os, sys, time
