@@ -21,7 +21,7 @@ import time
 import pytest
 
 from conftest import report
-from h2client import CGI_SLOW_READ, content, install_cgi
+from h2client import CGI_SLOW_READ, CGI_STALL, content, install_cgi
 from h2mux import Loop, MuxConn, h1_connection, latency_line
 
 GET_PATH = "/1k.txt"
@@ -46,33 +46,6 @@ KINDS = {
 
 HOWS = [pytest.param("h2", marks=pytest.mark.h2), pytest.param("h2c", marks=pytest.mark.h2),
         "http1"]
-
-CGI_STALL = """\
-import hashlib, json, os, sys, time
-from urllib.parse import parse_qs
-FLAG_DIR = %r
-q = parse_qs(os.environ.get("QUERY_STRING", ""))
-flag = os.path.basename(q.get("flag", [""])[0])
-limit = float(q.get("max", ["30"])[0])
-t0 = time.monotonic()
-if flag:
-    while not os.path.exists(os.path.join(FLAG_DIR, flag)) and time.monotonic() - t0 < limit:
-        time.sleep(0.02)
-else:
-    time.sleep(float(q.get("sleep", ["5"])[0]))
-waited = time.monotonic() - t0
-h = hashlib.sha256()
-n = 0
-while True:
-    b = sys.stdin.buffer.read1(65536)
-    if not b:
-        break
-    n += len(b)
-    h.update(b)
-body = json.dumps({"size": n, "sha256": h.hexdigest(), "waited": round(waited, 3)}) + "\\n"
-sys.stdout.write("Content-Type: application/json\\r\\n\\r\\n" + body)
-"""
-
 
 class Flags:
     """Release files for the stalled handlers (PHP's and the CGI's)."""

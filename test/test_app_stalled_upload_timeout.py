@@ -19,7 +19,7 @@ import time
 import pytest
 
 from conftest import report
-from h2client import content, install_cgi, remove_conf
+from h2client import CGI_STALL, content, install_cgi, remove_conf
 from h2mux import Loop, MuxConn
 from sandbox import read_head
 
@@ -28,39 +28,16 @@ STALL_MAX = 20             # s the handler waits for its release, at most
 SIZE = 20 << 20
 OTHER_UPLOAD = 256 * 1024
 
-CGI_STALL = """\
-import hashlib, json, os, sys, time
-from urllib.parse import parse_qs
-FLAG_DIR = %r
-q = parse_qs(os.environ.get("QUERY_STRING", ""))
-flag = os.path.basename(q.get("flag", [""])[0])
-limit = float(q.get("max", ["30"])[0])
-t0 = time.monotonic()
-while not os.path.exists(os.path.join(FLAG_DIR, flag)) and time.monotonic() - t0 < limit:
-    time.sleep(0.02)
-n = 0
-try:
-    while True:
-        b = sys.stdin.buffer.read1(65536)
-        if not b:
-            break
-        n += len(b)
-except OSError:
-    pass
-sys.stdout.write("Content-Type: application/json\\r\\n\\r\\n"
-                 + json.dumps({"size": n}) + "\\n")
-"""
-
 # kind: (stalled handler, fast handler on the same connection)
 KINDS = {
     "php": ("/fpm/stall.php?max=%d&flag=" % STALL_MAX, "/fpm/upload.php"),
-    "cgi": ("/cgi-bin/stall_to.py?max=%d&flag=" % STALL_MAX, "/cgi-bin/upload.py"),
+    "cgi": ("/cgi-bin/stall.py?max=%d&flag=" % STALL_MAX, "/cgi-bin/upload.py"),
 }
 # what the handlers log when their backend or client times out: the same
 # over HTTP/1.1 and HTTP/2, part of the situation and not a failure
 EXPECTED_LOG = [r"\[proxy_fcgi:error\] .*AH01075: Error dispatching request to .*\(polling\)",
-                r"\[cgid:error\] .*AH02651: Error writing request body to script .*stall_to\.py",
-                r"\[cgid:error\] .*Script timed out before returning headers: stall_to\.py"]
+                r"\[cgid:error\] .*AH02651: Error writing request body to script .*stall\.py",
+                r"\[cgid:error\] .*Script timed out before returning headers: stall\.py"]
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +45,7 @@ def short_timeout(env, fpm):
     flag_dir = env.path("cgi-flags")
     os.makedirs(flag_dir, exist_ok=True)
     os.chmod(flag_dir, 0o755)
-    install_cgi(env, "stall_to.py", CGI_STALL % flag_dir)
+    install_cgi(env, "stall.py", CGI_STALL % flag_dir)
     env.add_conf("stall-timeout", "Timeout %d\n<IfModule http2_module>\n"
                  "    H2StreamTimeout %d\n</IfModule>\n" % (TIMEOUT, TIMEOUT))
     env.reload()
