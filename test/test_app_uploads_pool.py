@@ -31,6 +31,7 @@ STREAMS = 5                # per connection, as h2load -m 5
 H1_CONNS = 10              # HTTP/1.1: as many connections as streams in flight
 FLOOR = 10.0               # seconds: the bound is never below this
 DEADLINE = 60              # seconds for the python-client runs, at most
+ROUNDS = 3                 # h2load rounds, each against its own HTTP/1.1 run
 
 H2 = [pytest.param("h2", marks=pytest.mark.h2), pytest.param("h2c", marks=pytest.mark.h2)]
 H1 = ["https1", "http1"]
@@ -154,27 +155,38 @@ def h2load_secs(out):
 def test_more_uploads_than_fpm_children_take_at_most_1_5x_of_http11(env, fpm, upload_file,
                                                                      how):
     """h2load -n 20 -c 2 -m 5 -d <5 MB> (the issue's command) against
-    h2load --h1 -n 20 -c 10 -d <5 MB> on the same port, right before."""
+    h2load --h1 -n 20 -c 10 -d <5 MB> on the same port, right before, in
+    ROUNDS rounds (how the streams' bodies interleave varies from run to
+    run, and so does whether they meet a busy pool): every round within
+    its bound."""
     url = "%s://127.0.0.1:%d/fpm/upload.php" % (
         "https" if how == "h2" else "http", env.https_port if how == "h2" else env.http_port)
-    r1, s1 = env.h2load(url, "--h1", "-n", str(UPLOADS), "-c", str(H1_CONNS), "-t", "1",
-                        "-d", upload_file, "-T", "%ds" % (DEADLINE * env.slow),
-                        timeout=DEADLINE + 30)
-    out1 = r1.stdout.decode(errors="replace")
-    assert s1.get("succeeded") == UPLOADS and s1.get("2xx") == UPLOADS, out1
-    h1 = h2load_secs(out1)
-    limit = max(1.5 * h1, FLOOR) * env.slow
-    # h2load ends connections still open at limit + 20 s (they count as
-    # timeouts): a failing module fails in bounded time, with its count
-    r2, s2 = env.h2load(url, "-n", str(UPLOADS), "-c", str(CONNS), "-m", str(STREAMS),
-                        "-t", "1", "-d", upload_file, "-T", "%ds" % int(limit + 20),
-                        timeout=limit + 60)
-    out2 = r2.stdout.decode(errors="replace")
-    h2 = h2load_secs(out2)
-    assert s2.get("protocol") == how, out2
-    report("fpm uploads beyond the pool (%s, h2load): %d x %d MB, -c %d -m %d: %.2f s, "
-           "%s/%d 2xx; HTTP/1.1 -c %d: %.2f s; limit %.1f s" % (
-               how, UPLOADS, SIZE // 1000000, CONNS, STREAMS, h2, s2.get("2xx"), UPLOADS,
-               H1_CONNS, h1, limit))
+    rounds = []
+    for i in range(ROUNDS):
+        r1, s1 = env.h2load(url, "--h1", "-n", str(UPLOADS), "-c", str(H1_CONNS), "-t", "1",
+                            "-d", upload_file, "-T", "%ds" % (DEADLINE * env.slow),
+                            timeout=DEADLINE + 30)
+        out1 = r1.stdout.decode(errors="replace")
+        assert s1.get("succeeded") == UPLOADS and s1.get("2xx") == UPLOADS, out1
+        h1 = h2load_secs(out1)
+        limit = max(1.5 * h1, FLOOR) * env.slow
+        # h2load ends connections still open at limit + 20 s (they count
+        # as timeouts): a failing module fails in bounded time, with its count
+        r2, s2 = env.h2load(url, "-n", str(UPLOADS), "-c", str(CONNS), "-m", str(STREAMS),
+                            "-t", "1", "-d", upload_file, "-T", "%ds" % int(limit + 20),
+                            timeout=limit + 60)
+        out2 = r2.stdout.decode(errors="replace")
+        h2 = h2load_secs(out2)
+        assert s2.get("protocol") == how, out2
+        rounds.append((h2, s2.get("2xx"), h1, limit))
+        ok = (s2.get("succeeded"), s2.get("2xx")) == (UPLOADS, UPLOADS) and h2 <= limit
+        if not ok:
+            break
+    report("fpm uploads beyond the pool (%s, h2load): %d x %d MB, -c %d -m %d vs HTTP/1.1 "
+           "-c %d, per round: %s" % (
+               how, UPLOADS, SIZE // 1000000, CONNS, STREAMS, H1_CONNS, "; ".join(
+                   "%.2f s %s/%d 2xx vs %.2f s (limit %.1f s)" % (a, n, UPLOADS, b, lim)
+                   for a, n, b, lim in rounds)))
     assert (s2.get("succeeded"), s2.get("2xx")) == (UPLOADS, UPLOADS), out2
-    assert h2 <= limit, "HTTP/2 took %.2f s, HTTP/1.1 %.2f s (limit %.1f s)" % (h2, h1, limit)
+    assert h2 <= limit, "round %d: HTTP/2 took %.2f s, HTTP/1.1 %.2f s (limit %.1f s)" % (
+        len(rounds), h2, h1, limit)
