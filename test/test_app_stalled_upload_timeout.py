@@ -20,13 +20,15 @@ import pytest
 
 from conftest import report
 from h2client import CGI_STALL, content, install_cgi, remove_conf
-from h2mux import Loop, MuxConn
+from h2mux import Loop, MuxConn, latency_line
 from sandbox import read_head
 
 TIMEOUT = 3
 STALL_MAX = 20             # s the handler waits for its release, at most
 SIZE = 20 << 20
 OTHER_UPLOAD = 256 * 1024
+MAX_GET_LATENCY = 1.0      # s; the last GET starts TIMEOUT - 1 s into the stall
+DURING_GETS = 7
 
 # kind: (stalled handler, fast handler on the same connection)
 KINDS = {
@@ -123,11 +125,17 @@ def test_a_stalled_upload_ends_at_the_timeout_as_over_http11_and_touches_nothing
         stalled = c.request("POST", stall_path + flag, body=stall_body,
                             headers=[("content-type", "application/octet-stream")])
         t0 = time.monotonic()
-        # another stream while the upload stalls
-        loop.run(lambda: time.monotonic() >= t0 + 1, 2)
-        during = c.request("GET", "/1k.txt")
-        loop.run(lambda: during.done or stalled.done, 10 * env.slow)
-        during_first = during.done and (not stalled.done or during.t_end < stalled.t_end)
+        # other streams while the upload stalls: a GET every 0.25 s from
+        # 0.5 s to 2 s in, TIMEOUT - 1 s before the timeout at the latest
+        during = []
+
+        def tick():
+            if len(during) < DURING_GETS and time.monotonic() >= t0 + 0.5 + 0.25 * len(during):
+                during.append(c.request("GET", "/1k.txt"))
+        loop.run(lambda: len(during) == DURING_GETS and all(g.done for g in during)
+                 or stalled.done, 10 * env.slow, tick)
+        during_first = [g.done and (not stalled.done or g.t_end < stalled.t_end)
+                        for g in during]
         loop.run(lambda: stalled.done, (STALL_MAX + 10) * env.slow)
         took = (stalled.t_end or time.monotonic()) - t0
         # and streams after it
@@ -141,16 +149,18 @@ def test_a_stalled_upload_ends_at_the_timeout_as_over_http11_and_touches_nothing
         release(kind, fpm, short_timeout, flag)
         loop.close()
     report("stalled upload %s %s: status %s (reset %s) after %.1f s; HTTP/1.1: %s after "
-           "%.1f s (Timeout %d); GET during the stall: %s" % (
+           "%.1f s (Timeout %d); GETs during the stall: %s" % (
                kind, how, stalled.status, stalled.reset_code, took, h1_status, h1_took,
-               TIMEOUT, "%.0f ms" % (during.latency * 1000) if during.latency else "-"))
+               TIMEOUT, latency_line([g.latency for g in during if g.latency is not None])))
     assert stalled.status == h1_status, (stalled, h1_status)
     assert took < STALL_MAX - 5, took
     assert c.goaway is None, c.goaway
     assert not closed
     expect = env.docroot_file("1k.txt")
-    assert during_first, during
-    for s in (during, after_get):
+    assert len(during) == DURING_GETS and all(during_first), list(zip(during, during_first))
+    # and without waiting for the timeout to free something
+    assert max(g.latency for g in during) < MAX_GET_LATENCY * env.slow, during
+    for s in during + [after_get]:
         assert (s.status, s.ended, s.data == expect) == (200, True, True), s
     assert (after_up.status, after_up.ended) == (200, True), after_up
     assert json.loads(after_up.data.decode())["size"] == OTHER_UPLOAD
