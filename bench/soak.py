@@ -8,12 +8,15 @@
 One mod_h2 httpd (the bench sandbox configuration, event MPM, ports 47080
 h2c and 47443 h2) gets `h2load -c 200 -m 50 -t 2 -D <soak> --warm-up-time
 <warm-up>` over h2c with a weighted mix of the docroot's files (plus, by
-default, a smaller parallel h2load over TLS). Every 10 s the script records
+default, a smaller parallel h2load over TLS), and, beside it, uploads: to
+PHP-FPM (a private php-fpm, test/phpfpm.py, behind mod_proxy_fcgi) and to
+slow consumers (slow_read.php and a python CGI reading at 256 KB/s), each
+h2load paced with --rps over the same duration. Every 10 s the script records
 VmRSS, Pss and the anonymous memory of the parent and of every child
 process. At the end it compares the server's memory at the end of the soak
 with its value after the warm-up and checks h2load's counters and the error
-log. Pass: zero failed requests and end RSS within 10% of the after-warm-up
-RSS (and no crashed child). See bench/README.md.
+log. Pass: zero failed requests (the uploads included) and end RSS within 10%
+of the after-warm-up RSS (and no crashed child). See bench/README.md.
 
 Helpers (sandbox instance, h2load parsing, /proc readers) come from
 bench/run.py; everything started here is stopped again at the end, also on
@@ -33,6 +36,8 @@ import time
 from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "test"))
 
 import run  # noqa: E402
 from run import log, RESULTS_DIR, RUN_DIR, H2LOAD  # noqa: E402
@@ -43,6 +48,15 @@ MIX = [("653b.txt", 20), ("1k.txt", 20), ("2k.txt", 15), ("4k.txt", 15),
        ("7.5k.txt", 10), ("10k.txt", 12), ("100k.txt", 8)]
 # rare requests: one of each per `--rare` regular requests
 RARE = ["cgi-bin/hello.py", "10m.txt"]
+
+# uploads beside the page mix (off with --no-uploads): (name, URIs, body bytes, h2load
+# clients, streams per client, requests per second per client). Each
+# load's URIs are walked in turn; every request posts the same body.
+UPLOADS = [
+    ("uploads to php-fpm", ["fpm/upload.php"], 256 * 1024, 2, 2, 2),
+    ("slow consumers", ["fpm/slow_read.php?rate=262144", "cgi-bin/slow_read.py?rate=262144"],
+     512 * 1024, 1, 1, 1),
+]
 
 RSS_LIMIT = 0.10        # end RSS within 10% of the after-warm-up RSS
 LEVEL_SECS = 60         # RSS level: median of the samples over this long
@@ -317,6 +331,8 @@ def analyze(res):
     elif abs(level["ratio"] - 1) > RSS_LIMIT:
         reasons.append("RSS level at the end %.1f%% of the level after warm-up "
                        "(limit ±%d%%)" % (level["ratio"] * 100, RSS_LIMIT * 100))
+    if res.get("fpm_log_problems"):
+        reasons.append("php-fpm logged errors: %s" % res["fpm_log_problems"][0])
     elog = res.get("error_log", {})
     if elog.get("n_crashes"):
         reasons.append("%d crash lines in the error log" % elog["n_crashes"])
@@ -557,9 +573,30 @@ def plot(res, base):
 
 
 # ---------------------------------------------------------------- main
+def start_app_stack(inst):
+    """The tests' private php-fpm (test/phpfpm.py: 5 children, socket, pid
+    file and log under <run dir>/fpm/, scripts in <docroot>/fpm/) and the
+    slow CGI, for the httpd instance inst (not started yet), whose config
+    gets mod_proxy_fcgi's part. Returns the PhpFpm (stopped by stop_all
+    on any exit)."""
+    from phpfpm import PhpFpm
+    from h2client import CGI_SLOW_READ
+    fpm = PhpFpm(inst.sb.run_dir)
+    fpm.start()
+    run.STARTED.append(fpm)
+    cgi = inst.sb.path("cgi-bin", "slow_read.py")
+    os.makedirs(os.path.dirname(cgi), exist_ok=True)
+    with open(cgi, "w") as f:
+        f.write("#!%s\n%s" % (inst.sb.cgi_python(), CGI_SLOW_READ))
+    os.chmod(cgi, 0o755)
+    inst.extra_conf += "\n" + fpm.httpd_conf()
+    return fpm
+
+
 def soak(cfg, res):
     inst = run.HttpdInstance("soak", "ours", run.threads_conf(cfg.threads_per_child)
                              + ("\nLogLevel %s\n" % cfg.log_level if cfg.log_level else ""))
+    fpm = start_app_stack(inst) if cfg.uploads else None
     log_offset = inst.sb.log_size()
     inst.start()
     log("started %s" % inst.sb.status())
@@ -583,6 +620,19 @@ def soak(cfg, res):
         with open(upath, "w") as f:
             f.write("".join(inst.url("/" + p, tls=tls) + "\n" for p in paths))
         loads.append(H2loadProc(name, args + timing + ["-i", upath],
+                                os.path.join(inst.sb.run_dir, "h2load-%s.txt" % key)))
+    for i, (name, uris, size, clients, streams, rps) in enumerate(UPLOADS if cfg.uploads
+                                                                  else []):
+        key = "upload%d" % i
+        body = os.path.join(inst.sb.run_dir, "%s.bin" % key)
+        with open(body, "wb") as f:
+            f.write(os.urandom(size))
+        upath = os.path.join(inst.sb.run_dir, "uris-%s.txt" % key)
+        with open(upath, "w") as f:
+            f.write("".join(inst.url("/" + u) + "\n" for u in uris))
+        loads.append(H2loadProc(name, ["-c", str(clients), "-m", str(streams), "-t", "1",
+                                       "--rps", str(rps), "-d", body] + timing
+                                + ["-i", upath],
                                 os.path.join(inst.sb.run_dir, "h2load-%s.txt" % key)))
     total = cfg.warm_up + cfg.duration
     hard_deadline = None
@@ -632,6 +682,10 @@ def soak(cfg, res):
     samples.append(sample(inst, time.time() - t0, "idle after", loads))
     res["error_log"] = scan_error_log(inst.sb.log_since(log_offset))
     inst.stop()
+    if fpm is not None:
+        res["fpm_log_problems"] = fpm.log_problems()[:20]
+        fpm.stop()
+        run.STARTED.remove(fpm)
 
 
 def main():
@@ -645,6 +699,10 @@ def main():
                     help="connections of the parallel TLS h2load (-m 10 -t 1); 0 = none")
     ap.add_argument("--rare", type=int, default=10000,
                     help="one CGI request and one 10 MB request per RARE URIs (0 = none)")
+    ap.add_argument("--port-base", type=int, default=run.PORTS["soak"],
+                    help="http port = base+80, https = base+443 (default %(default)s)")
+    ap.add_argument("--no-uploads", dest="uploads", action="store_false",
+                    help="leave out the uploads to php-fpm and the slow consumers")
     ap.add_argument("--threads-per-child", type=int, default=0,
                     help="event MPM ThreadsPerChild (4 x this workers); default: the "
                          "sandbox's 25 (100 workers)")
@@ -656,6 +714,7 @@ def main():
     ap.add_argument("--report", metavar="JSON",
                     help="only rewrite the .md/.png (and JSON) of an earlier run")
     cfg = ap.parse_args()
+    run.PORTS["soak"] = cfg.port_base
     if cfg.report:
         with open(cfg.report) as f:
             res = json.load(f)

@@ -3,7 +3,10 @@
 #
 #  - Debian packages (when root; otherwise it lists them and fails), haproxy
 #    and nghttpx among them for the front-end tests (deploy/), mod_php for
-#    test/test_php_prefork.py (the system apache2's MPM is left as it was)
+#    test/test_php_prefork.py (the system apache2's MPM is left as it was),
+#    php8.2-fpm for the application-stack tests (test/phpfpm.py runs a
+#    private php-fpm; the system's php8.2-fpm service is neither started
+#    here nor used)
 #  - chromium (optional, for the browser tests; a failure only warns)
 #  - the Python modules h2, pytest and websocket-client for $PYTHON (default: python3 on PATH,
 #    which may be a pyenv interpreter that does not see Debian's packages)
@@ -23,7 +26,7 @@ PKGS=(apache2 apache2-dev libnghttp2-dev nghttp2-client nghttp2-server curl
       openssl ca-certificates python3 python3-pytest python3-h2 python3-pip
       pkg-config autoconf automake libtool build-essential
       clang libclang-rt-14-dev valgrind apache2-doc haproxy nghttp2-proxy
-      libapache2-mod-php8.2)
+      libapache2-mod-php8.2 php8.2-fpm php8.2-cli)
 if ! command -v go >/dev/null 2>&1; then
     PKGS+=(golang-go)
 fi
@@ -54,6 +57,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     mpm_before=$(a2query -M 2>/dev/null || true)
     apt-get update -q
     apt-get install -y -q --no-install-recommends "${missing[@]}"
+<<<<<<< HEAD
     # libapache2-mod-php8.2's postinst switches the system apache2 to
     # prefork and enables php8.2 there (mod_php is not thread-safe). The
     # tests load libphp8.2.so into an instance of their own; the system's
@@ -65,6 +69,13 @@ if [ ${#missing[@]} -gt 0 ]; then
         say "putting the system apache2 back to mpm_${mpm_before:-event} (mod_php switched it)"
         a2dismod -q php8.2 mpm_prefork >/dev/null
         a2enmod -q "mpm_${mpm_before:-event}" >/dev/null
+=======
+    # the tests run php-fpm themselves (test/phpfpm.py, own socket and pid
+    # file): the packaged service stays off at boot too, where systemd runs
+    if [[ " ${missing[*]} " == *" php8.2-fpm "* ]] && [ -d /run/systemd/system ] \
+            && command -v systemctl >/dev/null 2>&1; then
+        systemctl disable php8.2-fpm >/dev/null 2>&1 || true
+>>>>>>> wt-fpm
     fi
 fi
 

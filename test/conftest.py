@@ -100,6 +100,45 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="module")
+def fpm(env):
+    """A private php-fpm (test/phpfpm.py: static pool of 5 children, its
+    socket, pid file and log under <run dir>/fpm/) serving *.php in
+    <docroot>/fpm/ through mod_proxy_fcgi, for the tests of one file;
+    stopped again by its pid afterwards."""
+    from h2client import remove_conf
+    from phpfpm import PhpFpm
+    f = PhpFpm(env.run_dir)
+    f.start()
+    try:
+        env.add_conf("phpfpm", f.httpd_conf())
+        env.reload()
+        yield f
+    finally:
+        remove_conf(env, "phpfpm", "server")
+        try:
+            env.reload()
+        finally:
+            f.stop()
+
+
+@pytest.fixture(autouse=True)
+def fpm_log_clean(request):
+    """With the fpm fixture: fail a test during which php-fpm or PHP logged
+    an error or warning, or a child was killed."""
+    if "fpm" not in request.fixturenames:
+        yield
+        return
+    f = request.getfixturevalue("fpm")
+    f.mark_log_checked()
+    yield
+    problems = f.log_problems()
+    f.mark_log_checked()
+    if problems:
+        pytest.fail("php-fpm log (%s) got errors during this test:\n%s"
+                    % (f.error_log, "\n".join(problems)), pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def optfn_module(tmp_path_factory):
     """The test module test/modules/mod_h2_optfn_test.c, built with apxs:

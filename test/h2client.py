@@ -497,6 +497,69 @@ def install_file(env, relpath, data, mode=0o644):
     return p
 
 
+# A slow consumer that is not PHP: a python CGI reading its body in
+# ?piece= byte pieces at ?rate= bytes a second (default 200 KB/s); answers
+# the size and sha256 it read (test_app_slow_uploads.py, bench/soak.py)
+CGI_SLOW_READ = """\
+import hashlib, json, os, sys, time
+from urllib.parse import parse_qs
+q = parse_qs(os.environ.get("QUERY_STRING", ""))
+rate = max(1024, int(q.get("rate", ["204800"])[0]))
+piece = max(512, int(q.get("piece", ["8192"])[0]))
+inp = sys.stdin.buffer
+h = hashlib.sha256()
+n = 0
+t0 = time.monotonic()
+while True:
+    b = inp.read1(piece)
+    if not b:
+        break
+    n += len(b)
+    h.update(b)
+    wait = t0 + n / rate - time.monotonic()
+    if wait > 0:
+        time.sleep(wait)
+body = json.dumps({"size": n, "sha256": h.hexdigest(),
+                   "secs": round(time.monotonic() - t0, 3)}) + "\\n"
+sys.stdout.write("Content-Type: application/json\\r\\n\\r\\n" + body)
+"""
+
+
+# A stalled handler that is not PHP: a python CGI that reads nothing until
+# the file ?flag= appears in FLAG_DIR (at most ?max= seconds; without a
+# flag it sleeps ?sleep= seconds), then reads its whole body; answers the
+# size and sha256 it read and how long it waited. Install with
+# CGI_STALL % flag_dir (a directory the CGI's user can search).
+CGI_STALL = """\
+import hashlib, json, os, sys, time
+from urllib.parse import parse_qs
+FLAG_DIR = %r
+q = parse_qs(os.environ.get("QUERY_STRING", ""))
+flag = os.path.basename(q.get("flag", [""])[0])
+limit = float(q.get("max", ["30"])[0])
+t0 = time.monotonic()
+if flag:
+    while not os.path.exists(os.path.join(FLAG_DIR, flag)) and time.monotonic() - t0 < limit:
+        time.sleep(0.02)
+else:
+    time.sleep(float(q.get("sleep", ["5"])[0]))
+waited = time.monotonic() - t0
+h = hashlib.sha256()
+n = 0
+try:
+    while True:
+        b = sys.stdin.buffer.read1(65536)
+        if not b:
+            break
+        n += len(b)
+        h.update(b)
+except OSError:
+    pass
+body = json.dumps({"size": n, "sha256": h.hexdigest(), "waited": round(waited, 3)}) + "\\n"
+sys.stdout.write("Content-Type: application/json\\r\\n\\r\\n" + body)
+"""
+
+
 def install_cgi(env, name, source):
     """A python CGI script in the test instance's cgi-bin/."""
     return install_file(env, "cgi-bin/" + name,
