@@ -57,7 +57,6 @@ if [ ${#missing[@]} -gt 0 ]; then
     mpm_before=$(a2query -M 2>/dev/null || true)
     apt-get update -q
     apt-get install -y -q --no-install-recommends "${missing[@]}"
-<<<<<<< HEAD
     # libapache2-mod-php8.2's postinst switches the system apache2 to
     # prefork and enables php8.2 there (mod_php is not thread-safe). The
     # tests load libphp8.2.so into an instance of their own; the system's
@@ -69,13 +68,12 @@ if [ ${#missing[@]} -gt 0 ]; then
         say "putting the system apache2 back to mpm_${mpm_before:-event} (mod_php switched it)"
         a2dismod -q php8.2 mpm_prefork >/dev/null
         a2enmod -q "mpm_${mpm_before:-event}" >/dev/null
-=======
+    fi
     # the tests run php-fpm themselves (test/phpfpm.py, own socket and pid
     # file): the packaged service stays off at boot too, where systemd runs
     if [[ " ${missing[*]} " == *" php8.2-fpm "* ]] && [ -d /run/systemd/system ] \
             && command -v systemctl >/dev/null 2>&1; then
         systemctl disable php8.2-fpm >/dev/null 2>&1 || true
->>>>>>> wt-fpm
     fi
 fi
 
