@@ -250,11 +250,10 @@ void h2_c2_request_begins(request_rec *r)
     /* a plain cleanup registered now runs after the one of the request's
      * EOR bucket (cleanups run last in, first out), which logs it */
     apr_pool_cleanup_register(r->pool, r, count_request, apr_pool_cleanup_null);
-    if (logio_add_bytes_in) {
-        /* %I counts the request head as its HTTP/1.1 text (HTTP/2
-         * compresses it) */
-        logio_add_bytes_in(r->connection, (apr_off_t)strlen(r->the_request) + 2
-                           + h2_util_head_bytes(0, r->headers_in));
+    if (logio_add_bytes_in && c2_ctx(r->connection)->req) {
+        /* %I: the head as it came, its frames (the body passes mod_logio's
+         * input filter) */
+        logio_add_bytes_in(r->connection, c2_ctx(r->connection)->req->head_in);
     }
 }
 
@@ -292,44 +291,28 @@ static void item_init(out_item *it, h2_hchunk_type type, int status)
     it->status = status;
 }
 
-/* The bytes items carry, for mod_logio: bodies as they are, a response
- * head as its text would be over HTTP/1.1 (status line, "name: value"
- * lines, blank line; HTTP/2 compresses it, per connection). */
-static apr_off_t items_bytes(const out_item *items, int n)
-{
-    apr_off_t sum = 0;
-    int i;
-
-    for (i = 0; i < n; ++i) {
-        switch (items[i].type) {
-        case H2_HC_DATA:
-        case H2_HC_FILE:
-            sum += (apr_off_t)items[i].len;
-            break;
-        case H2_HC_HEADERS:
-        case H2_HC_INTERIM:
-        case H2_HC_TRAILERS: {
-            int status = (items[i].type == H2_HC_TRAILERS)? 0 : items[i].status;
-            sum += items[i].hf.built? h2_util_head_bytes_sum(status, items[i].hf.head_bytes)
-                                    : h2_util_head_bytes(status, items[i].fields);
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    return sum;
-}
-
-/* Hand n items over to the connection; what was taken counts for
- * mod_logio. Every response byte of a stream goes this way. */
+/* Hand n items over to the connection. Every response byte of a stream
+ * goes this way; mod_logio counts them as frames once they are written
+ * (settle()). */
 static apr_status_t deliver(h2_c2_ctx *ctx, const out_item *items, int n, int flush)
 {
-    apr_status_t rv = h2_x_worker_out(ctx->x, items, n, flush);
-    if (rv == APR_SUCCESS && n > 0 && logio_add_bytes_out) {
-        logio_add_bytes_out(ctx->c2, items_bytes(items, n));
+    return h2_x_worker_out(ctx->x, items, n, flush);
+}
+
+/* Before the EOR goes, and with it the request into the access log: wait
+ * until the response is out, so that %O is what was written for it (its
+ * frames, heads as HPACK made them), %D/%T how long that took, and %X says
+ * X for a stream that was reset or lost its connection before the end. */
+static void settle(h2_c2_ctx *ctx, conn_rec *c2)
+{
+    apr_off_t wire = 0;
+
+    if (!h2_x_worker_settled(ctx->x, &wire)) {
+        c2->aborted = 1;
     }
-    return rv;
+    if (logio_add_bytes_out && wire > 0) {
+        logio_add_bytes_out(c2, wire);
+    }
 }
 
 /* A small file is cheaper to read than to hand over: make it a heap bucket
@@ -586,6 +569,9 @@ static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *
         while (!APR_BRIGADE_EMPTY(bb)) {
             b = APR_BRIGADE_FIRST(bb);
             if (AP_BUCKET_IS_EOR(b)) {
+                if (ctx->seen_eos) {
+                    settle(ctx, c2);
+                }
                 ctx->r = NULL;
             }
             apr_bucket_delete(b);
@@ -593,6 +579,15 @@ static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *
         }
     }
     return rv;
+}
+
+static int has_eor(apr_bucket_brigade *bb)
+{
+    apr_bucket *b;
+    for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = APR_BUCKET_NEXT(b)) {
+        if (AP_BUCKET_IS_EOR(b)) return 1;
+    }
+    return 0;
 }
 
 static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
@@ -608,13 +603,16 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     while (!APR_BRIGADE_EMPTY(bb)) {
         if ((rv = out_batch(ctx, c2, bb)) != APR_SUCCESS) {
             c2->aborted = 1;
-            apr_brigade_cleanup(bb);
             if (ctx->seen_head && !ctx->seen_eos) {
                 /* The response broke (e.g. a CGI timed out). Whatever ends
                  * the request later must not look like a complete
                  * response: reset the stream now. */
                 deliver_reset(ctx, H2_ERR_INTERNAL_ERROR);
             }
+            if (ctx->seen_eos && has_eor(bb)) {
+                settle(ctx, c2);   /* the log still tells what went out */
+            }
+            apr_brigade_cleanup(bb);
             return rv;
         }
     }
@@ -706,10 +704,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
     if (!spec) {
         ctx->in_eof = ctx->req->head->websocket && !APR_BRIGADE_EMPTY(bb)
                       && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb));
-        ctx->body_read += n;
-        if (n > 0 && logio_add_bytes_in) {
-            logio_add_bytes_in(c2, n);
-        }
+        ctx->body_read += n;   /* mod_logio's input filter counts it */
         limit = ctx->r? (apr_off_t)ap_get_limit_req_body(ctx->r) : 0;
         if (limit > 0 && ctx->body_read > limit) {
             ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, c2, APLOGNO(21033)

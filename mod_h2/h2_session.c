@@ -121,6 +121,7 @@ void h2_session_schedule_later(h2_session *s, h2_stream *stream)
     xr->created = stream->created;
     xr->head = &stream->req;
     xr->has_body = stream->has_body_in;
+    xr->head_in = stream->head_in;
     xr->refuse_status = stream->refuse_status;
     xr->pushed_on = stream->pushed_on;
     xr->push_enabled = s->push_on

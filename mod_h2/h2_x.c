@@ -304,6 +304,7 @@ int h2_x_c1_abort(h2_x *x)
         return 0;
     }
     apr_thread_mutex_lock(xc->mutex);
+    x->wire_out = x->c1_wire;   /* what its log will count */
     busy = (x->state == H2_XS_QUEUED || x->state == H2_XS_RUNNING);
     if (busy && !x->aborted) {
         /* the response is no longer wanted: stop the handler early */
@@ -330,6 +331,7 @@ static void settle_sent_locked(h2_xconn *xc)
         x->out_buffered -= x->c1_sent;
         xc->mem_out -= x->c1_sent;
         x->c1_sent = 0;
+        x->wire_out = x->c1_wire;
         if (x->worker_waits && x->out_buffered <= xc->set->stream_max_mem / 2) {
             h2_x_signal_worker_locked(x);
         }
@@ -409,6 +411,24 @@ void h2_x_c1_sent(h2_x *x, apr_size_t n)
         x->next_sent = xc->sent_first;
         xc->sent_first = x;
     }
+}
+
+void h2_x_c1_wire(h2_x *x, apr_size_t n)
+{
+    x->c1_wire += (apr_off_t)n;     /* the connection thread's alone */
+}
+
+void h2_x_c1_settle(h2_x *x)
+{
+    h2_xconn *xc = x->xc;
+
+    apr_thread_mutex_lock(xc->mutex);
+    x->wire_out = x->c1_wire;
+    x->out_settled = 1;
+    if (x->settle_waits) {
+        h2_x_signal_worker_locked(x);
+    }
+    apr_thread_mutex_unlock(xc->mutex);
 }
 
 void h2_x_c1_forget(h2_x *x)
@@ -584,6 +604,28 @@ void h2_x_worker_count(h2_x *x, request_rec *r)
         ap_increment_counts(c1->sbh, r);
         apr_thread_mutex_unlock(x->xc->mutex);
     }
+}
+
+int h2_x_worker_settled(h2_x *x, apr_off_t *wire)
+{
+    h2_xconn *xc = x->xc;
+    apr_status_t rv = APR_SUCCESS;
+    int complete;
+
+    apr_thread_mutex_lock(xc->mutex);
+    while (!x->out_settled && !x->aborted && !APR_STATUS_IS_TIMEUP(rv)) {
+        /* Not a soft wake: one deferred while streams wait for workers
+         * would leave this worker waiting for a connection that waits
+         * for workers. */
+        h2_x_ready_locked(x, H2_WAKE_HARD);
+        x->worker_waits = x->settle_waits = 1;
+        rv = h2_worker_wait(x->worker, xc->mutex, x->timeout);
+        x->worker_waits = x->settle_waits = 0;
+    }
+    *wire = x->wire_out;
+    complete = x->out_settled;
+    apr_thread_mutex_unlock(xc->mutex);
+    return complete;
 }
 
 void h2_x_worker_timeout(h2_x *x, apr_interval_time_t timeout)

@@ -82,6 +82,8 @@ typedef struct h2_x_req {
     apr_time_t created;
     const h2_req_head *head;        /* validated request head */
     int has_body;
+    apr_off_t head_in;              /* its head's frame bytes as received
+                                     * (mod_logio's %I) */
     int refuse_status;              /* >0: answer with it (over a limit) */
     int push_enabled;               /* H2Push on and the client takes pushes */
     int pushed_on;                  /* a pushed request: the stream it was
@@ -196,6 +198,14 @@ void h2_x_c1_sent_chunk(h2_xconn *xc, h2_hchunk *c);
 /* n response bytes of x went out: room for its worker at the next collect. */
 void h2_x_c1_sent(h2_x *x, apr_size_t n);
 
+/* n bytes of frames of x (its head, DATA, a reset) were written to the
+ * connection: what mod_logio's %O counts for its request. */
+void h2_x_c1_wire(h2_x *x, apr_size_t n);
+
+/* The last frame of x's response went out (END_STREAM or RST_STREAM): its
+ * worker may log the request now, with what went out. */
+void h2_x_c1_settle(h2_x *x);
+
 /* The stream is freed in the next h2_x_c1_purge(); no more collects for it. */
 void h2_x_c1_forget(h2_x *x);
 
@@ -236,6 +246,12 @@ const h2_x_req *h2_x_worker_take(h2_x *x, struct h2_worker *wk, conn_rec **pc2);
 /* Count request r, logged, in the scoreboard as an access of the client
  * connection (mod_status's totals). */
 void h2_x_worker_count(h2_x *x, request_rec *r);
+
+/* Wait until x's response is out, so that its log tells what went out:
+ * its last frame written, or the stream aborted (reset, connection gone),
+ * or H2StreamTimeout passed. *wire: the frame bytes written for it;
+ * returns 1 when the response went out whole. */
+int h2_x_worker_settled(h2_x *x, apr_off_t *wire);
 
 /* H2StreamTimeout for x's request (its directory's, once known): how long
  * waits for room or for request body last. */

@@ -72,9 +72,13 @@ struct h2_x {
     h2_hqueue out;                  /* response from the worker */
     apr_size_t out_buffered;        /* in out and c1_out, not yet sent */
     int out_eos;                    /* worker appended EOS or RESET */
+    int out_settled;                /* its last frame went out */
+    apr_off_t wire_out;             /* frame bytes written, as of the last
+                                     * settle, abort or collect */
     struct h2_worker *worker;
     int worker_waits;               /* sleeps on its worker's cond */
     int room_waits;                 /*   for room for its output */
+    int settle_waits;               /*   for its response to be out */
     int ready;                      /* in the ready list */
     h2_x *next_ready;
 
@@ -98,6 +102,7 @@ struct h2_x {
     h2_hqueue c1_out;               /* response chunks taken over */
     h2_hqueue held;                 /* fields nghttp2 points into */
     apr_size_t c1_sent;             /* bytes sent since the last collect */
+    apr_off_t c1_wire;              /* frame bytes written, all of them */
 };
 
 /* Lock held: x's worker (or its poller) hears that input came. */
