@@ -699,7 +699,7 @@ static int on_frame_not_send(nghttp2_session *ngh, const nghttp2_frame *frame,
                       "h2_session(%ld-%d): response header block over %"
                       APR_SIZE_T_FMT " bytes (H2MaxHeaderBlockLen), resetting "
                       "the stream", s->id, frame->hd.stream_id,
-                      s->hdr_limits.max_block_len);
+                      s->send_block_max? s->send_block_max : (apr_size_t)H2_NGHTTP2_HEADERS_MAX);
         h2_session_fail(s, frame->hd.stream_id, NGHTTP2_INTERNAL_ERROR,
                         "response header block too large");
     }
