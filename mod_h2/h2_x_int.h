@@ -47,6 +47,8 @@ struct h2_xconn {
     int n_processing;               /* QUEUED or RUNNING */
     int n_tunnels;                  /*   of them WebSockets */
     int n_queued;                   /* QUEUED */
+    int n_parked;                   /* PARKED (in n_processing, not in the
+                                     * connection's share of workers) */
     int wake_deferred;              /* a soft wake waits for n_queued == 0 */
     h2_x *due_first;                /* connection thread: streams given body */
     int tearing_down;
@@ -73,12 +75,13 @@ struct h2_x {
     apr_size_t out_buffered;        /* in out and c1_out, not yet sent */
     int out_eos;                    /* worker appended EOS or RESET */
     int out_settled;                /* its last frame went out */
+    conn_rec *parked_c2;            /* PARKED: the secondary with the log */
+    int log_queued;                 /* PARKED: the log task was pushed */
     apr_off_t wire_out;             /* frame bytes written, as of the last
                                      * settle, abort or collect */
     struct h2_worker *worker;
     int worker_waits;               /* sleeps on its worker's cond */
     int room_waits;                 /*   for room for its output */
-    int settle_waits;               /*   for its response to be out */
     int ready;                      /* in the ready list */
     h2_x *next_ready;
 
