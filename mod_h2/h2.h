@@ -43,6 +43,8 @@ typedef enum {
 #define H2_PREFACE_LEN 24
 
 #define H2_FRAME_HDR_LEN 9
+/* nghttp2's default bound on a header block it sends */
+#define H2_NGHTTP2_HEADERS_MAX 65536
 #define H2_MAX_FRAME_PAYLOAD_DEFAULT 16384
 
 /* Bodies of HTTP/1.1 requests that upgrade to h2c arrive before the

@@ -82,6 +82,8 @@ typedef struct h2_c2_ctx {
     int in_eof;                 /* a WebSocket's input ended and was read */
     int seen_head;              /* final response head passed */
     int seen_eos;
+    apr_bucket *parked_eor;     /* the request's end, kept until its
+                                 * response is out (see log_ready()) */
     char *interim;              /* interim response text being gathered */
     apr_size_t interim_len;
 } h2_c2_ctx;
@@ -253,11 +255,10 @@ void h2_c2_request_begins(request_rec *r)
     /* a plain cleanup registered now runs after the one of the request's
      * EOR bucket (cleanups run last in, first out), which logs it */
     apr_pool_cleanup_register(r->pool, r, count_request, apr_pool_cleanup_null);
-    if (logio_add_bytes_in) {
-        /* %I counts the request head as its HTTP/1.1 text (HTTP/2
-         * compresses it) */
-        logio_add_bytes_in(r->connection, (apr_off_t)strlen(r->the_request) + 2
-                           + h2_util_head_bytes(0, r->headers_in));
+    if (logio_add_bytes_in && c2_ctx(r->connection)->req) {
+        /* %I: the head as it came, its frames (the body passes mod_logio's
+         * input filter) */
+        logio_add_bytes_in(r->connection, c2_ctx(r->connection)->req->head_in);
     }
 }
 
@@ -301,44 +302,46 @@ static void item_init(out_item *it, h2_hchunk_type type, int status)
     it->status = status;
 }
 
-/* The bytes items carry, for mod_logio: bodies as they are, a response
- * head as its text would be over HTTP/1.1 (status line, "name: value"
- * lines, blank line; HTTP/2 compresses it, per connection). */
-static apr_off_t items_bytes(const out_item *items, int n)
-{
-    apr_off_t sum = 0;
-    int i;
-
-    for (i = 0; i < n; ++i) {
-        switch (items[i].type) {
-        case H2_HC_DATA:
-        case H2_HC_FILE:
-            sum += (apr_off_t)items[i].len;
-            break;
-        case H2_HC_HEADERS:
-        case H2_HC_INTERIM:
-        case H2_HC_TRAILERS: {
-            int status = (items[i].type == H2_HC_TRAILERS)? 0 : items[i].status;
-            sum += items[i].hf.built? h2_util_head_bytes_sum(status, items[i].hf.head_bytes)
-                                    : h2_util_head_bytes(status, items[i].fields);
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    return sum;
-}
-
-/* Hand n items over to the connection; what was taken counts for
- * mod_logio. Every response byte of a stream goes this way. */
+/* Hand n items over to the connection. Every response byte of a stream
+ * goes this way; mod_logio counts them as frames once they are written
+ * (settle()). */
 static apr_status_t deliver(h2_c2_ctx *ctx, const out_item *items, int n, int flush)
 {
-    apr_status_t rv = h2_x_worker_out(ctx->x, items, n, flush);
-    if (rv == APR_SUCCESS && n > 0 && logio_add_bytes_out) {
-        logio_add_bytes_out(ctx->c2, items_bytes(items, n));
+    return h2_x_worker_out(ctx->x, items, n, flush);
+}
+
+/* Whether the EOR may go, and with it the request into the access log:
+ * only once the response is out, so that %O is what was written for it
+ * (its frames, heads as HPACK made them), %D/%T how long that took, and
+ * %X says X for a stream that was reset or lost its connection before
+ * the end. If so, what went out is counted for mod_logio. */
+static int log_ready(h2_c2_ctx *ctx, conn_rec *c2)
+{
+    apr_off_t wire = 0;
+    int complete;
+
+    if (!h2_x_worker_settled(ctx->x, &wire, &complete)) {
+        return 0;
     }
-    return rv;
+    if (!complete) {
+        c2->aborted = 1;
+    }
+    if (logio_add_bytes_out && wire > 0) {
+        logio_add_bytes_out(c2, wire);
+    }
+    return 1;
+}
+
+/* The EOR b of a response handed over whole: 1 when it is kept (parked)
+ * until the response is out, 0 when it may go now. */
+static int park_eor(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b)
+{
+    if (!ctx->seen_eos || log_ready(ctx, c2)) {
+        return 0;
+    }
+    APR_BUCKET_REMOVE(b);
+    ctx->parked_eor = b;
+    return 1;
 }
 
 /* A small file is cheaper to read than to hand over: make it a heap bucket
@@ -596,6 +599,10 @@ static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *
             b = APR_BRIGADE_FIRST(bb);
             if (AP_BUCKET_IS_EOR(b)) {
                 ctx->r = NULL;
+                if (park_eor(ctx, c2, b)) {
+                    if (b == last) break;
+                    continue;
+                }
             }
             apr_bucket_delete(b);
             if (b == last) break;
@@ -604,11 +611,22 @@ static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *
     return rv;
 }
 
+/* The EOR in bb, if any. */
+static apr_bucket *eor_of(apr_bucket_brigade *bb)
+{
+    apr_bucket *b;
+    for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = APR_BUCKET_NEXT(b)) {
+        if (AP_BUCKET_IS_EOR(b)) return b;
+    }
+    return NULL;
+}
+
 static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     conn_rec *c2 = f->c;
     h2_c2_ctx *ctx = c2_ctx(c2);
     apr_status_t rv = APR_SUCCESS;
+    apr_bucket *b;
 
     if (!ctx->x) {
         apr_brigade_cleanup(bb);
@@ -617,13 +635,17 @@ static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     while (!APR_BRIGADE_EMPTY(bb)) {
         if ((rv = out_batch(ctx, c2, bb)) != APR_SUCCESS) {
             c2->aborted = 1;
-            apr_brigade_cleanup(bb);
             if (ctx->seen_head && !ctx->seen_eos) {
                 /* The response broke (e.g. a CGI timed out). Whatever ends
                  * the request later must not look like a complete
                  * response: reset the stream now. */
                 deliver_reset(ctx, H2_ERR_INTERNAL_ERROR);
             }
+            if ((b = eor_of(bb)) != NULL) {
+                ctx->r = NULL;
+                park_eor(ctx, c2, b);   /* the log still tells what went out */
+            }
+            apr_brigade_cleanup(bb);
             return rv;
         }
     }
@@ -715,10 +737,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
     if (!spec) {
         ctx->in_eof = ctx->req->head->websocket && !APR_BRIGADE_EMPTY(bb)
                       && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb));
-        ctx->body_read += n;
-        if (n > 0 && logio_add_bytes_in) {
-            logio_add_bytes_in(c2, n);
-        }
+        ctx->body_read += n;   /* mod_logio's input filter counts it */
         limit = ctx->r? (apr_off_t)ap_get_limit_req_body(ctx->r) : 0;
         if (limit > 0 && ctx->body_read > limit) {
             ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, c2, APLOGNO(21033)
@@ -733,6 +752,62 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
 
 /* --- running streams --- */
 
+/* The parked EOR goes now that the response is out: the request is logged
+ * (and counted). */
+static void log_parked(h2_c2_ctx *ctx, conn_rec *c2)
+{
+    apr_bucket *eor = ctx->parked_eor;
+
+    ctx->parked_eor = NULL;
+    log_ready(ctx, c2);
+    apr_bucket_destroy(eor);
+}
+
+/* The secondary connection is done with its stream. */
+static void c2_unbind(h2_c2_ctx *ctx, conn_rec *c2)
+{
+    ctx->x = NULL;
+    ctx->req = NULL;
+    ctx->worker = NULL;
+    apr_table_clear(c2->notes);
+}
+
+/* Run req on c2 (set up for it). Returns 1 when its log was parked: c2
+ * then stays with the stream and the worker is free. */
+static int c2_run(h2_c2_ctx *ctx, conn_rec *c2, h2_x *x, const h2_x_req *req,
+                  h2_worker *wk)
+{
+    ctx->x = x;
+    ctx->req = req;
+    ctx->worker = wk;
+    ctx->r = NULL;
+    ctx->body_read = 0;
+    ctx->body_start = 0;
+    ctx->no_dup = 0;
+    ctx->copy_files = req->set->copy_files;
+    ctx->sent_100 = ctx->seen_head = ctx->seen_eos = ctx->in_eof = 0;
+    ctx->interim = NULL;
+    ctx->interim_len = 0;
+    c2->aborted = 0;
+    c2->current_thread = wk->thread;
+
+    h2_request_run(c2, req, &ctx->r);
+
+    if (!ctx->seen_eos) {
+        /* the request ended without completing its response */
+        deliver_reset(ctx, c2->aborted? H2_ERR_CANCEL : H2_ERR_INTERNAL_ERROR);
+    }
+    if (ctx->parked_eor) {
+        ctx->worker = NULL;
+        if (h2_x_worker_park(x, c2)) {
+            return 1;
+        }
+        log_parked(ctx, c2);    /* the response went out meanwhile */
+    }
+    c2_unbind(ctx, c2);
+    return 0;
+}
+
 static void c2_process(h2_worker *wk, h2_wtask *task)
 {
     h2_x *x = h2_x_worker_of(task);
@@ -742,35 +817,21 @@ static void c2_process(h2_worker *wk, h2_wtask *task)
 
     in_worker = 1;
     req = h2_x_worker_take(x, wk, &c2);
-    if (req) {
+    if (req && c2 && c2_ctx(c2)->parked_eor) {
+        /* a parked log, handed back once the response went out */
+        ctx = c2_ctx(c2);
+        ctx->worker = wk;
+        c2->current_thread = wk->thread;
+        log_parked(ctx, c2);
+        c2_unbind(ctx, c2);
+    }
+    else if (req) {
         if (!c2) {
             c2 = c2_create(req->set->c1, wk);
         }
-        ctx = c2_ctx(c2);
-        ctx->x = x;
-        ctx->req = req;
-        ctx->worker = wk;
-        ctx->r = NULL;
-        ctx->body_read = 0;
-        ctx->body_start = 0;
-        ctx->no_dup = 0;
-        ctx->copy_files = req->set->copy_files;
-        ctx->sent_100 = ctx->seen_head = ctx->seen_eos = ctx->in_eof = 0;
-        ctx->interim = NULL;
-        ctx->interim_len = 0;
-        c2->aborted = 0;
-        c2->current_thread = wk->thread;
-
-        h2_request_run(c2, req, &ctx->r);
-
-        if (!ctx->seen_eos) {
-            /* the request ended without completing its response */
-            deliver_reset(ctx, c2->aborted? H2_ERR_CANCEL : H2_ERR_INTERNAL_ERROR);
+        if (c2_run(c2_ctx(c2), c2, x, req, wk)) {
+            return;
         }
-        ctx->x = NULL;
-        ctx->req = NULL;
-        ctx->worker = NULL;
-        apr_table_clear(c2->notes);
     }
     c2 = h2_x_worker_done(x, c2);
     if (c2) {

@@ -314,7 +314,6 @@ static apr_size_t fields_len(const apr_array_header_t *a, const apr_table_entry_
 typedef struct {
     char *p;                /* where the next field goes */
     int nfields;
-    apr_off_t head_bytes;   /* the fields as HTTP/1.1 would send them */
     int nbad;               /* fields HTTP cannot carry (checked only) */
 } fields_out;
 
@@ -331,7 +330,7 @@ static void fields_put(const apr_array_header_t *a, const apr_table_entry_t *e,
     for (i = 0; a && i < a->nelts; ++i) {
         const char *v;
         apr_uint32_t nl, vl;
-        apr_size_t vlen, vorig;
+        apr_size_t vlen;
         int res;
 
         if (!e[i].key || !e[i].val) {
@@ -339,7 +338,7 @@ static void fields_put(const apr_array_header_t *a, const apr_table_entry_t *e,
         }
         nl = (i < 64)? lens[2*i] : (apr_uint32_t)strlen(e[i].key);
         v = e[i].val;
-        vlen = vorig = (i < 64)? lens[2*i+1] : strlen(v);
+        vlen = (i < 64)? lens[2*i+1] : strlen(v);
         res = checked? h2_hdr_out_field_checked(e[i].key, nl, o->p + FIELD_HDR, &v, &vlen)
                      : h2_hdr_out_field(e[i].key, nl, o->p + FIELD_HDR, &v, &vlen);
         if (res < 0) {
@@ -349,8 +348,6 @@ static void fields_put(const apr_array_header_t *a, const apr_table_entry_t *e,
             }
             continue;
         }
-        /* counted as HTTP/1.1 would send it, connection fields too */
-        o->head_bytes += (apr_off_t)(nl + vorig + 4);
         if (res == 0) {
             continue;
         }
@@ -370,7 +367,7 @@ h2_hchunk *h2_hchunk_fields(h2_hpool *hp, h2_hchunk_type type, int status,
     const apr_table_entry_t *e = a? (const apr_table_entry_t *)a->elts : NULL;
     apr_uint32_t lens[2 * 64];      /* the lengths of the first 64 fields */
     h2_hchunk *c = h2_hpool_get(hp, type, fields_len(a, e, lens));
-    fields_out o = { NULL, 0, 0, 0 };
+    fields_out o = { NULL, 0, 0 };
 
     c->status = status;
     o.p = c->data;
@@ -387,7 +384,7 @@ int h2_hfields_build(apr_pool_t *pool, const apr_table_t *t, h2_hfields *hf,
     const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
     apr_uint32_t lens[2 * 64];      /* the lengths of the first 64 fields */
     apr_size_t len = fields_len(a, e, lens);
-    fields_out o = { NULL, 0, 0, 0 };
+    fields_out o = { NULL, 0, 0 };
 
     memset(hf, 0, sizeof(*hf));
     hf->built = 1;
@@ -395,7 +392,6 @@ int h2_hfields_build(apr_pool_t *pool, const apr_table_t *t, h2_hfields *hf,
     fields_put(a, e, lens, 1, &o, bad, ctx);
     hf->len = (apr_size_t)(o.p - hf->data);
     hf->nfields = o.nfields;
-    hf->head_bytes = o.head_bytes;
     return o.nbad;
 }
 

@@ -137,7 +137,6 @@ typedef struct h2_hfields {
     const char *data;
     apr_size_t len;
     int nfields;
-    apr_off_t head_bytes;  /* the fields as HTTP/1.1 head lines, for mod_logio */
 } h2_hfields;
 
 typedef void h2_hfield_bad_cb(void *ctx, const char *name);

@@ -68,46 +68,53 @@ int h2_hdr_name_valid(const char *name, apr_size_t nlen)
     return token_valid(name, nlen, 0);
 }
 
-/* 1 when one of the 8 bytes of w is below 0x0e. Exact for bytes below
- * 0x80; a byte of 0x8e and up may flag too, so a hit is checked byte by
- * byte. */
 #define H2_ONES  0x0101010101010101ULL
 #define H2_HIGHS 0x8080808080808080ULL
-#define HAS_BELOW_0E(w) ((((w) - 0x0e * H2_ONES) & ~(w) & H2_HIGHS) != 0)
+/* 1 when one of the 8 bytes of w is below n (n <= 0x80); bytes of 0x80
+ * and up may flag too, so a hit is checked byte by byte. */
+#define HAS_BELOW(w, n) ((((w) - (n) * H2_ONES) & ~(w) & H2_HIGHS) != 0)
 
-static int bad_value_byte(unsigned char ch)
+static int ctl_byte(unsigned char ch)
 {
-    return ch <= '\r' && (ch == 0 || ch == '\n' || ch == '\r');
+    return (ch < 0x20 && ch != '\t') || ch == 0x7f;
 }
 
-int h2_hdr_value_valid(const char *value, apr_size_t vlen)
+/* 1 when value has no control characters but HTAB, and no DEL: RFC 9110
+ * 5.5's field-content, blanks at the ends aside. */
+static int value_sendable(const char *value, apr_size_t vlen)
 {
     apr_size_t i = 0;
 
-    if (vlen > 0 && (value[0] == ' ' || value[0] == '\t'
-                     || value[vlen-1] == ' ' || value[vlen-1] == '\t')) {
-        return 0;
-    }
-    /* NUL, CR and LF all lie below 0x0e: look at 8 bytes per step and
-     * only at single bytes where a word has one that low (a TAB) */
+    /* 8 bytes a step: this runs for every field of every message */
     for (; i + 8 <= vlen; i += 8) {
         apr_uint64_t w;
         memcpy(&w, value + i, 8);
-        if (HAS_BELOW_0E(w)) {
+        if (HAS_BELOW(w, 0x20) || HAS_BELOW(w ^ (0x7f * H2_ONES), 1)) {
             apr_size_t j;
             for (j = i; j < i + 8; ++j) {
-                if (bad_value_byte((unsigned char)value[j])) {
+                if (ctl_byte((unsigned char)value[j])) {
                     return 0;
                 }
             }
         }
     }
     for (; i < vlen; ++i) {
-        if (bad_value_byte((unsigned char)value[i])) {
+        if (ctl_byte((unsigned char)value[i])) {
             return 0;
         }
     }
     return 1;
+}
+
+int h2_hdr_value_valid(const char *value, apr_size_t vlen)
+{
+    /* RFC 9113 8.2.1: no blanks at the ends; RFC 9110 5.5: no controls
+     * but HTAB, no DEL, as stock (nghttp2's check) refuses them too */
+    if (vlen > 0 && (value[0] == ' ' || value[0] == '\t'
+                     || value[vlen-1] == ' ' || value[vlen-1] == '\t')) {
+        return 0;
+    }
+    return value_sendable(value, vlen);
 }
 
 int h2_hdr_is_connection_specific(const char *name, apr_size_t nlen)
@@ -220,41 +227,6 @@ int h2_hdr_out_field(const char *name, apr_size_t nlen, char *lname,
     }
     *value = v;
     *vlen = vl;
-    return 1;
-}
-
-/* 1 when one of the 8 bytes of w is below n (n <= 0x80); bytes of 0x80
- * and up may flag too, so a hit is checked byte by byte. */
-#define HAS_BELOW(w, n) ((((w) - (n) * H2_ONES) & ~(w) & H2_HIGHS) != 0)
-
-static int ctl_byte(unsigned char ch)
-{
-    return (ch < 0x20 && ch != '\t') || ch == 0x7f;
-}
-
-/* 1 when value has no control characters but HTAB, and no DEL. */
-static int value_sendable(const char *value, apr_size_t vlen)
-{
-    apr_size_t i = 0;
-
-    /* 8 bytes a step: this runs for every field of every response */
-    for (; i + 8 <= vlen; i += 8) {
-        apr_uint64_t w;
-        memcpy(&w, value + i, 8);
-        if (HAS_BELOW(w, 0x20) || HAS_BELOW(w ^ (0x7f * H2_ONES), 1)) {
-            apr_size_t j;
-            for (j = i; j < i + 8; ++j) {
-                if (ctl_byte((unsigned char)value[j])) {
-                    return 0;
-                }
-            }
-        }
-    }
-    for (; i < vlen; ++i) {
-        if (ctl_byte((unsigned char)value[i])) {
-            return 0;
-        }
-    }
     return 1;
 }
 
@@ -666,15 +638,13 @@ h2_hdr_result h2_req_head_end(h2_req_head *h)
         }
         apr_table_setn(h->headers, "host", h->authority);
     }
-    if (h->limits.max_line_len) {
-        /* "METHOD target HTTP/1.1" as HTTP/1.1 counts it: httpd reads the
-         * line with room for LimitRequestLine + 2 bytes, its terminator
-         * included, so one of LimitRequestLine + 1 characters passes */
-        apr_size_t line = strlen(h->method) + 1
-            + strlen(h->path? h->path : h->authority) + sizeof(" HTTP/1.1") - 1;
-        if (line > h->limits.max_line_len + 1) {
-            return fail(h, H2_HDR_ERR_LINE_TOO_LONG);
-        }
+    if (h->limits.max_line_len
+        && strlen(h->path? h->path : h->authority) > h->limits.max_line_len) {
+        /* LimitRequestLine bounds the request target, as stock applies it
+         * (a :path of LimitRequestLine characters passes): HTTP/2 has no
+         * request line, and HTTP/1.1's count would refuse targets about
+         * a dozen characters shorter than stock */
+        return fail(h, H2_HDR_ERR_LINE_TOO_LONG);
     }
     return H2_HDR_OK;
 }

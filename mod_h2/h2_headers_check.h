@@ -55,7 +55,8 @@ typedef struct h2_hdr_budget {
 typedef struct h2_hdr_limits {
     apr_size_t max_field_len;   /* "name: value" length */
     int max_fields;             /* number of regular fields, 0: no limit */
-    apr_size_t max_line_len;    /* "METHOD path HTTP/2.0" length */
+    apr_size_t max_line_len;    /* LimitRequestLine: the :path (or CONNECT
+                                 * :authority) at most */
     apr_size_t max_block_len;   /* decoded header block, 0: no limit */
     h2_hdr_budget *budget;      /* the connection's, NULL: none */
     int connect_protocol;       /* SETTINGS_ENABLE_CONNECT_PROTOCOL sent:
@@ -114,7 +115,8 @@ void h2_req_head_release(h2_req_head *h);
 /* 1 when name (nlen bytes) is a valid lowercase field name token. */
 int h2_hdr_name_valid(const char *name, apr_size_t nlen);
 
-/* 1 when value (vlen bytes) may appear in an HTTP/2 field value. */
+/* 1 when value (vlen bytes) may appear in an HTTP/2 field value: RFC 9110
+ * 5.5 (no controls but HTAB, no DEL), no blanks at its ends (RFC 9113). */
 int h2_hdr_value_valid(const char *value, apr_size_t vlen);
 
 /* 1 when the field is connection-specific and forbidden in HTTP/2. */

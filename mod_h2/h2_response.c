@@ -382,6 +382,19 @@ static apr_status_t http11_required(ap_filter_t *f, apr_bucket_brigade *bb,
     return ap_pass_brigade(f->next, bb);
 }
 
+/* 1 when mod_ssl refused r (or the request whose error r answers, an
+ * ErrorDocument's) for a renegotiation HTTP/2 forbids: the client is told
+ * to retry over HTTP/1.1 whatever the error page would say, as by stock. */
+static int renegotiation_refused(const request_rec *r)
+{
+    for (; r; r = r->prev) {
+        if (apr_table_get(r->notes, "ssl-renegotiate-forbidden")) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The status sent for a final head of status < 200. */
 static int final_status(ap_filter_t *f, request_rec *r, int status)
 {
@@ -429,8 +442,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             return AP_FILTER_ERROR;
         }
         status = r->status;
-        if (status == HTTP_FORBIDDEN
-            && apr_table_get(r->notes, "ssl-renegotiate-forbidden")) {
+        if (status == HTTP_FORBIDDEN && renegotiation_refused(r)) {
             return http11_required(f, bb, ctx);
         }
         if (status < 200) {

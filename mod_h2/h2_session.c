@@ -110,6 +110,7 @@ void h2_session_schedule_later(h2_session *s, h2_stream *stream)
     xr->created = stream->created;
     xr->head = &stream->req;
     xr->has_body = stream->has_body_in;
+    xr->head_in = stream->head_in;
     xr->refuse_status = stream->refuse_status;
     xr->pushed_on = stream->pushed_on;
     xr->push_enabled = s->push_on
@@ -268,6 +269,7 @@ static void read_config(h2_session *s)
     s->hdr_limits.max_fields = s->s->limit_req_fields;
     s->hdr_limits.max_line_len = (apr_size_t)s->s->limit_req_line;
     s->hdr_limits.max_block_len = (apr_size_t)h2_config_sget(s->s, H2_CONF_MAX_HEADER_BLOCK);
+    s->send_block_max = s->hdr_limits.max_block_len;
     if (!s->hdr_limits.max_block_len) {
         s->hdr_limits.max_block_len = (s->hdr_limits.max_fields? (apr_size_t)s->hdr_limits.max_fields : 100)
             * (s->hdr_limits.max_field_len + 32) + s->hdr_limits.max_line_len;
@@ -311,8 +313,10 @@ static apr_status_t ngh_create(h2_session *s)
     nghttp2_option_set_stream_reset_rate_limit(opt, H2_RESET_BACKSTOP_BURST,
                                                H2_RESET_BACKSTOP_RATE);
     nghttp2_option_set_max_continuations(opt, 8);
-    /* responses may have heads as large as requests (nghttp2: 64 KB) */
-    nghttp2_option_set_max_send_header_block_length(opt, s->hdr_limits.max_block_len);
+    if (s->send_block_max) {
+        /* else nghttp2's 64 KB bound response heads, as in stock */
+        nghttp2_option_set_max_send_header_block_length(opt, s->send_block_max);
+    }
     /* Requests are checked as RFC 9113 8.1-8.3 say by h2_headers_check and
      * the callbacks (content-length, trailers); nghttp2 doing it again
      * cost 1.4k instructions per request. */

@@ -69,6 +69,8 @@ struct h2_session {
     int max_data_frame_len;
     int padding_bits;
     h2_hdr_limits hdr_limits;
+    apr_size_t send_block_max;      /* H2MaxHeaderBlockLen for responses;
+                                     * 0: nghttp2's own (64 KB), as stock */
     const h2_read_timeouts *read_timeouts;  /* RequestReadTimeout's */
     h2_hdr_budget hdr_budget;       /* decoded request heads held, see
                                      * mem_admits() in h2_session_cb.c */

@@ -385,6 +385,8 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
             break;
         }
         if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+            /* nghttp2 adds the CONTINUATIONs' lengths to the HEADERS' */
+            stream->head_in = H2_FRAME_HDR_LEN + (apr_off_t)frame->hd.length;
             on_request_headers(s, stream, frame);
         }
         else if (stream->trailers_in) {
@@ -520,12 +522,45 @@ static int is_tunnel(const h2_stream *stream)
            || (stream->req.method && !strcmp(stream->req.method, "CONNECT"));
 }
 
+/* A stream's frames as they are written count for its request's %O, as
+ * over HTTP/1.1 the bytes written do; with its last one, its worker may
+ * log it. */
+static void frame_sent(h2_session *s, const nghttp2_frame *frame)
+{
+    h2_stream *stream = h2_session_stream(s, frame->hd.stream_id);
+    int last;
+
+    if (!stream) {
+        return;
+    }
+    switch (frame->hd.type) {
+    case NGHTTP2_HEADERS:
+    case NGHTTP2_DATA:
+    case NGHTTP2_PUSH_PROMISE:
+        last = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+        break;
+    case NGHTTP2_RST_STREAM:
+        last = 1;
+        break;
+    default:
+        return;
+    }
+    h2_x_c1_wire(stream->x, H2_FRAME_HDR_LEN + frame->hd.length);
+    if (last && !stream->settled) {
+        stream->settled = 1;
+        h2_x_c1_settle(stream->x);
+    }
+}
+
 static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
                          void *ud)
 {
     h2_session *s = ud;
     h2_stream *stream;
 
+    if (frame->hd.stream_id > 0) {
+        frame_sent(s, frame);
+    }
     switch (frame->hd.type) {
     case NGHTTP2_GOAWAY:
         /* a shutdown notice (the highest stream id) leaves streams open */
@@ -652,7 +687,7 @@ static int on_frame_not_send(nghttp2_session *ngh, const nghttp2_frame *frame,
                       "h2_session(%ld-%d): response header block over %"
                       APR_SIZE_T_FMT " bytes (H2MaxHeaderBlockLen), resetting "
                       "the stream", s->id, frame->hd.stream_id,
-                      s->hdr_limits.max_block_len);
+                      s->send_block_max? s->send_block_max : (apr_size_t)H2_NGHTTP2_HEADERS_MAX);
         h2_session_fail(s, frame->hd.stream_id, NGHTTP2_INTERNAL_ERROR,
                         "response header block too large");
     }

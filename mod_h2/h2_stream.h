@@ -49,6 +49,8 @@ struct h2_stream {
     int has_body_in;               /* request has a body */
     int fault_counted;             /* counted toward H2MaxStreamErrors */
     int reset_sent;                /* we sent RST_STREAM */
+    int settled;                   /* its last frame went out */
+    apr_off_t head_in;             /* request head's frame bytes */
     int status_counted;            /* started in mod_status's table */
     apr_off_t in_received;         /* DATA payload received, all of it */
     apr_off_t in_consumed;         /*   read by its handler or dropped */

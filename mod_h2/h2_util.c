@@ -124,23 +124,3 @@ void h2_util_thread_name(const char *name)
     (void)name;
 #endif
 }
-
-static int add_field_bytes(void *ctx, const char *key, const char *val)
-{
-    *(apr_off_t *)ctx += (apr_off_t)(strlen(key) + strlen(val) + 4);
-    return 1;
-}
-
-apr_off_t h2_util_head_bytes_sum(int status, apr_off_t field_bytes)
-{
-    return (status? (apr_off_t)sizeof("HTTP/2 200\r\n") - 1 : 0) + field_bytes + 2;
-}
-
-apr_off_t h2_util_head_bytes(int status, const apr_table_t *fields)
-{
-    apr_off_t n = 0;
-    if (fields) {
-        apr_table_do(add_field_bytes, &n, fields, NULL);
-    }
-    return h2_util_head_bytes_sum(status, n);
-}

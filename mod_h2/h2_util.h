@@ -37,14 +37,6 @@ void h2_util_release_free_memory(void);
  * the module's threads from the MPM's. */
 void h2_util_thread_name(const char *name);
 
-/* Bytes of a message head as text: a status line of status (0: none, as
- * for trailers), "name: value" CRLF per field of fields (may be NULL),
- * the blank line. */
-apr_off_t h2_util_head_bytes(int status, const apr_table_t *fields);
-
-/* The same when the "name: value" CRLF lines are known to take field_bytes. */
-apr_off_t h2_util_head_bytes_sum(int status, apr_off_t field_bytes);
-
 /* Drop from the singly linked list at *head (elements of type, linked
  * through member next) those for which gone(element) is true, in one pass
  * (unlinking each alone walks the list each time: quadratic with many

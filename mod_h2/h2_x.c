@@ -44,7 +44,8 @@ APLOG_USE_MODULE(http2);
 
 static const char *h2_x_state_str(h2_x_state state)
 {
-    static const char *names[] = { "new", "pending", "queued", "running", "done" };
+    static const char *names[] = { "new", "pending", "queued", "running", "done",
+                                    "parked" };
     return (unsigned)state < sizeof(names) / sizeof(names[0])? names[state] : "?";
 }
 
@@ -53,8 +54,9 @@ static const unsigned char allowed[] = {
     [H2_XS_NEW]     = 1u << H2_XS_PENDING,
     [H2_XS_PENDING] = 1u << H2_XS_QUEUED,
     [H2_XS_QUEUED]  = (1u << H2_XS_RUNNING) | (1u << H2_XS_DONE),
-    [H2_XS_RUNNING] = 1u << H2_XS_DONE,
+    [H2_XS_RUNNING] = (1u << H2_XS_DONE) | (1u << H2_XS_PARKED),
     [H2_XS_DONE]    = 0,
+    [H2_XS_PARKED]  = 1u << H2_XS_RUNNING,
 };
 
 /* An invalid or traced transition of x (the slow path of transit_locked). */
@@ -235,7 +237,7 @@ int h2_x_c1_admit(h2_x *x)
     /* One connection gets at most a share of the workers, so that its slow
      * or stuck requests cannot starve the others; the rest waits until
      * some of its own finish. */
-    if (xc->n_processing >= xc->set->max_processing) {
+    if (xc->n_processing - xc->n_parked >= xc->set->max_processing) {
         ok = 0;
     }
     else if (tunnel && xc->n_tunnels >= tunnels_max(xc->set)) {
@@ -285,10 +287,27 @@ void h2_x_c1_schedule(h2_x **xs, int n)
     }
 }
 
+/* Lock held: 1 when x's parked log is to be handed to a worker now (once). */
+static int log_due_locked(h2_x *x)
+{
+    if (x->state != H2_XS_PARKED || x->log_queued) {
+        return 0;
+    }
+    x->log_queued = 1;
+    return 1;
+}
+
+/* Hand x's parked log to a worker (the queue's lock, without ours). */
+static void push_log(h2_x *x)
+{
+    h2_wtask *t = &x->task;
+    h2_workers_push(h2_workers_of_child(), &t, 1);
+}
+
 int h2_x_c1_abort(h2_x *x)
 {
     h2_xconn *xc = x->xc;
-    int queued, busy;
+    int queued, busy, due;
 
     apr_thread_mutex_lock(xc->mutex);
     queued = (x->state == H2_XS_QUEUED);
@@ -304,6 +323,17 @@ int h2_x_c1_abort(h2_x *x)
         return 0;
     }
     apr_thread_mutex_lock(xc->mutex);
+    x->wire_out = x->c1_wire;   /* what its log will count */
+    if (x->state == H2_XS_PARKED) {
+        /* only its log is left, which may be written now */
+        x->aborted = 1;
+        due = log_due_locked(x);
+        apr_thread_mutex_unlock(xc->mutex);
+        if (due) {
+            push_log(x);
+        }
+        return 1;
+    }
     busy = (x->state == H2_XS_QUEUED || x->state == H2_XS_RUNNING);
     if (busy && !x->aborted) {
         /* the response is no longer wanted: stop the handler early */
@@ -330,6 +360,7 @@ static void settle_sent_locked(h2_xconn *xc)
         x->out_buffered -= x->c1_sent;
         xc->mem_out -= x->c1_sent;
         x->c1_sent = 0;
+        x->wire_out = x->c1_wire;
         if (x->worker_waits && x->out_buffered <= xc->set->stream_max_mem / 2) {
             h2_x_signal_worker_locked(x);
         }
@@ -408,6 +439,26 @@ void h2_x_c1_sent(h2_x *x, apr_size_t n)
         x->in_sent_list = 1;
         x->next_sent = xc->sent_first;
         xc->sent_first = x;
+    }
+}
+
+void h2_x_c1_wire(h2_x *x, apr_size_t n)
+{
+    x->c1_wire += (apr_off_t)n;     /* the connection thread's alone */
+}
+
+void h2_x_c1_settle(h2_x *x)
+{
+    h2_xconn *xc = x->xc;
+    int due;
+
+    apr_thread_mutex_lock(xc->mutex);
+    x->wire_out = x->c1_wire;
+    x->out_settled = 1;
+    due = log_due_locked(x);
+    apr_thread_mutex_unlock(xc->mutex);
+    if (due) {
+        push_log(x);
     }
 }
 
@@ -561,6 +612,15 @@ const h2_x_req *h2_x_worker_take(h2_x *x, h2_worker *wk, conn_rec **pc2)
 
     *pc2 = NULL;
     apr_thread_mutex_lock(xc->mutex);
+    if (x->state == H2_XS_PARKED) {
+        transit_locked(x, H2_XS_RUNNING, "its log taken by a worker");
+        x->worker = wk;
+        xc->n_parked--;
+        *pc2 = x->parked_c2;
+        x->parked_c2 = NULL;
+        apr_thread_mutex_unlock(xc->mutex);
+        return &x->req;
+    }
     transit_locked(x, H2_XS_RUNNING, "taken by a worker");
     x->worker = wk;
     aborted = x->aborted;
@@ -584,6 +644,39 @@ void h2_x_worker_count(h2_x *x, request_rec *r)
         ap_increment_counts(c1->sbh, r);
         apr_thread_mutex_unlock(x->xc->mutex);
     }
+}
+
+int h2_x_worker_settled(h2_x *x, apr_off_t *wire, int *complete)
+{
+    h2_xconn *xc = x->xc;
+    int settled;
+
+    apr_thread_mutex_lock(xc->mutex);
+    settled = x->out_settled || x->aborted;
+    *wire = x->wire_out;
+    *complete = x->out_settled;
+    apr_thread_mutex_unlock(xc->mutex);
+    return settled;
+}
+
+int h2_x_worker_park(h2_x *x, conn_rec *c2)
+{
+    h2_xconn *xc = x->xc;
+    int parked = 0;
+
+    apr_thread_mutex_lock(xc->mutex);
+    if (!x->out_settled && !x->aborted) {
+        transit_locked(x, H2_XS_PARKED, "its log waits for the response");
+        x->parked_c2 = c2;
+        x->worker = NULL;
+        x->worker_waits = 0;
+        xc->n_parked++;
+        parked = 1;
+        /* its share of workers is free: streams waiting for one may go */
+        h2_x_ready_locked(x, H2_WAKE_SOFT);
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    return parked;
 }
 
 void h2_x_worker_timeout(h2_x *x, apr_interval_time_t timeout)

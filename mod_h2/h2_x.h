@@ -82,6 +82,8 @@ typedef struct h2_x_req {
     apr_time_t created;
     const h2_req_head *head;        /* validated request head */
     int has_body;
+    apr_off_t head_in;              /* its head's frame bytes as received
+                                     * (mod_logio's %I) */
     int refuse_status;              /* >0: answer with it (over a limit) */
     int push_enabled;               /* H2Push on and the client takes pushes */
     int pushed_on;                  /* a pushed request: the stream it was
@@ -93,13 +95,19 @@ typedef struct h2_x_req {
  *   PENDING -> QUEUED   admitted (within the connection's worker share)
  *   QUEUED -> RUNNING   a worker took it
  *   QUEUED -> DONE      taken back before a worker took it
- *   RUNNING -> DONE     the worker finished */
+ *   RUNNING -> DONE     the worker finished
+ *   RUNNING -> PARKED   the worker finished but for the request's log,
+ *                       which waits for the response to go out; the
+ *                       worker is free meanwhile
+ *   PARKED -> RUNNING   a worker took the log task (response out, or the
+ *                       stream aborted) */
 typedef enum {
     H2_XS_NEW,
     H2_XS_PENDING,
     H2_XS_QUEUED,
     H2_XS_RUNNING,
     H2_XS_DONE,
+    H2_XS_PARKED,
 } h2_x_state;
 
 /* How urgently the connection thread should look at a ready stream. */
@@ -196,6 +204,15 @@ void h2_x_c1_sent_chunk(h2_xconn *xc, h2_hchunk *c);
 /* n response bytes of x went out: room for its worker at the next collect. */
 void h2_x_c1_sent(h2_x *x, apr_size_t n);
 
+/* n bytes of frames of x (its head, DATA, a reset) were written to the
+ * connection: what mod_logio's %O counts for its request. */
+void h2_x_c1_wire(h2_x *x, apr_size_t n);
+
+/* The last frame of x's response went out (END_STREAM or RST_STREAM): its
+ * request may be logged now, with what went out (a parked log is handed
+ * to a worker). */
+void h2_x_c1_settle(h2_x *x);
+
 /* The stream is freed in the next h2_x_c1_purge(); no more collects for it. */
 void h2_x_c1_forget(h2_x *x);
 
@@ -230,12 +247,27 @@ h2_x *h2_x_worker_of(struct h2_wtask *task);
 
 /* The worker wk takes x from the queue: QUEUED -> RUNNING. Returns the
  * request, NULL when the stream was aborted meanwhile (the worker then
- * only calls h2_x_worker_done); *pc2 is a kept secondary or NULL. */
+ * only calls h2_x_worker_done); *pc2 is a kept secondary or NULL. For a
+ * parked log (PARKED -> RUNNING): the request, and in *pc2 the secondary
+ * connection that parked it. */
 const h2_x_req *h2_x_worker_take(h2_x *x, struct h2_worker *wk, conn_rec **pc2);
 
 /* Count request r, logged, in the scoreboard as an access of the client
  * connection (mod_status's totals). */
 void h2_x_worker_count(h2_x *x, request_rec *r);
+
+/* Whether x's request may be logged now, so that its log tells what went
+ * out: 1 when its last frame was written or the stream was aborted (reset,
+ * connection gone), with *wire the frame bytes written for it and
+ * *complete 1 when the response went out whole; 0 when its output is
+ * still on its way. */
+int h2_x_worker_settled(h2_x *x, apr_off_t *wire, int *complete);
+
+/* The worker is done with x but for its log, which waits for the output
+ * (h2_x_worker_settled() said 0): RUNNING -> PARKED, c2 stays with x until
+ * a worker takes the log task. Returns 0 when x settled meanwhile: log
+ * it now and end with h2_x_worker_done(). */
+int h2_x_worker_park(h2_x *x, conn_rec *c2);
 
 /* H2StreamTimeout for x's request (its directory's, once known): how long
  * waits for room or for request body last. */

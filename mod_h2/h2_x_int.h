@@ -47,6 +47,8 @@ struct h2_xconn {
     int n_processing;               /* QUEUED or RUNNING */
     int n_tunnels;                  /*   of them WebSockets */
     int n_queued;                   /* QUEUED */
+    int n_parked;                   /* PARKED (in n_processing, not in the
+                                     * connection's share of workers) */
     int wake_deferred;              /* a soft wake waits for n_queued == 0 */
     h2_x *due_first;                /* connection thread: streams given body */
     int tearing_down;
@@ -72,6 +74,11 @@ struct h2_x {
     h2_hqueue out;                  /* response from the worker */
     apr_size_t out_buffered;        /* in out and c1_out, not yet sent */
     int out_eos;                    /* worker appended EOS or RESET */
+    int out_settled;                /* its last frame went out */
+    conn_rec *parked_c2;            /* PARKED: the secondary with the log */
+    int log_queued;                 /* PARKED: the log task was pushed */
+    apr_off_t wire_out;             /* frame bytes written, as of the last
+                                     * settle, abort or collect */
     struct h2_worker *worker;
     int worker_waits;               /* sleeps on its worker's cond */
     int room_waits;                 /*   for room for its output */
@@ -98,6 +105,7 @@ struct h2_x {
     h2_hqueue c1_out;               /* response chunks taken over */
     h2_hqueue held;                 /* fields nghttp2 points into */
     apr_size_t c1_sent;             /* bytes sent since the last collect */
+    apr_off_t c1_wire;              /* frame bytes written, all of them */
 };
 
 /* Lock held: x's worker (or its poller) hears that input came. */

@@ -2,10 +2,8 @@
 access of its client connection with the bytes its response carried, as an
 HTTP/1.1 request does, so that monitoring built on `server-status?auto`
 and access logs with `%O`, `%I`, `%S` read HTTP/2 traffic. The same tests
-pass with the stock module. mod_h2 counts a head as its HTTP/1.1 text
-(status or request line, "name: value" lines, blank line), the body as
-it is; stock counts HTTP/2 frame bytes: both lie between the bounds
-asserted here."""
+pass with the stock module. Both count HTTP/2 frame bytes (heads as HPACK
+made them); test_counting.py compares the figures."""
 
 import os
 import re

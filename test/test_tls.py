@@ -483,12 +483,15 @@ def test_sni_vhost_decides_h2_not_the_first_vhost_of_the_port(env, h1_first_port
 @pytest.fixture(scope="module")
 def reneg_matrix(env):
     """A vhost that verifies client certificates optionally, with
-    locations that ask for more than the handshake gave."""
-    from h2client import remove_conf
+    locations that ask for more than the handshake gave; and the same with
+    an ErrorDocument for the 403 that mod_ssl answers over HTTP/1.1 where
+    it cannot renegotiate."""
+    from h2client import install_file, remove_conf
     sb = env.sandbox
-    env.add_conf("tls-reneg-matrix", vhost(env, "renegmatrix", """\
+    install_file(env, "htdocs/errors/403.html", "<p>no, says the admin</p>\n")
+    env.add_conf("tls-reneg-matrix", "".join(vhost(env, name, """\
     Protocols h2 http/1.1
-    SSLCACertificateFile "{ca}"
+{errordoc}    SSLCACertificateFile "{ca}"
     SSLVerifyClient optional
     SSLVerifyDepth 5
     <Location /1k.txt>
@@ -502,7 +505,9 @@ def reneg_matrix(env):
     </Location>
     <Location /10k.txt>
         SSLCipherSuite AES256-SHA
-    </Location>""".format(ca=sb.ca_cert)))
+    </Location>""".format(ca=sb.ca_cert, errordoc=errordoc))
+        for name, errordoc in (("renegmatrix", ""), ("renegerrdoc",
+                               "    ErrorDocument 403 /errors/403.html\n"))))
     env.reload()
     yield
     remove_conf(env, "tls-reneg-matrix", "server")
@@ -520,15 +525,18 @@ RENEG_CASES = [
 ]
 
 
+@pytest.mark.parametrize("errordoc", [False, True])
 @pytest.mark.parametrize("path,tls,expect", RENEG_CASES)
 def test_location_needing_renegotiation_gets_http11_required(env, reneg_matrix, path,
-                                                             tls, expect):
+                                                             tls, expect, errordoc):
     """Whatever the location asks of TLS that the connection does not have
     (a client certificate, another verify depth, another cipher suite),
     the stream gets RST_STREAM HTTP_1_1_REQUIRED (RFC 9113 8.1.1), never
-    a 403, as with the stock module; what needs nothing new is served."""
+    a 403, as with the stock module, also where an ErrorDocument would
+    answer the 403; what needs nothing new is served."""
     tls_max = ssl.TLSVersion.TLSv1_2 if tls == "1.2" else None
-    with H2Socket(env, sni=host(env, "renegmatrix"), tls_max=tls_max) as c:
+    name = "renegerrdoc" if errordoc else "renegmatrix"
+    with H2Socket(env, sni=host(env, name), tls_max=tls_max) as c:
         assert c.alpn == "h2"
         r = c.get(path)
     if expect == 200:

@@ -56,8 +56,6 @@ static void test_fields_built_ahead_check_and_serialize_in_one_pass(apr_pool_t *
     apr_table_add(t, "X-Empty", "");
     CHECK(h2_hfields_build(pool, t, &hf, note_bad, NULL) == 0);
     CHECK(hf.built && hf.nfields == 3);
-    /* "Content-Type: text/plain\r\n" ... every field, Connection too */
-    CHECK(hf.head_bytes == (12 + 10 + 4) + (8 + 7 + 4) + (10 + 5 + 4) + (7 + 0 + 4));
     c = h2_hchunk_hfields(hp, H2_HC_HEADERS, 204, &hf);
     CHECK(c->status == 204 && c->nfields == 3 && c->end == hf.len);
     h2_hchunk_fields_do(c, count_fields, back);
@@ -77,7 +75,7 @@ static void test_fields_built_ahead_check_and_serialize_in_one_pass(apr_pool_t *
 
     CHECK(h2_hfields_build(pool, apr_table_make(pool, 1), &hf, NULL, NULL) == 0);
     c = h2_hchunk_hfields(hp, H2_HC_TRAILERS, 0, &hf);
-    CHECK(c->nfields == 0 && c->end == 0 && hf.head_bytes == 0);
+    CHECK(c->nfields == 0 && c->end == 0);
     h2_hpool_put(hp, c);
 }
 
