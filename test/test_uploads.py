@@ -205,13 +205,14 @@ def test_a_stalled_handler_holds_at_most_its_window_and_the_connection_goes_on(
 
 
 def test_a_slow_handler_gets_no_window_beyond_the_configured_one(env, discard):
-    """A handler that reads 2 MB at 1 MB/s while its client could send at
-    48 MB/s, 50 ms away: the bytes do not drain, so the stream's window
-    stays at H2WindowSize (64 KB) and the client is held by flow control;
-    a GET on the same connection is answered while the upload goes on."""
-    total = 2 << 20
+    """A handler that reads 1 MB at 256 KB/s (13 KB per 50 ms round trip,
+    less than half of H2WindowSize) while its client could send at 48 MB/s:
+    the bytes do not drain, so the stream's window stays at H2WindowSize
+    (64 KB) and the client is held by flow control; a GET on the same
+    connection is answered while the upload goes on."""
+    total = 1 << 20
     with RawConn(env, "h2c", timeout=10) as c:
-        post(c, 1, "/discard?rate=%d" % (1 << 20), total)
+        post(c, 1, "/discard?rate=%d" % (256 << 10), total)
         up = Uploader(c, 1)
         assert up.send(total // 2, end=False), up.state()
         c.send(headers_frame(3, request_block(c, "/1k.txt")))
