@@ -548,6 +548,20 @@ static apr_status_t data_item(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b,
     return APR_SUCCESS;
 }
 
+/* A tunnel (a WebSocket, a CONNECT) is open: its head went out. Each of
+ * its writes is a message that waits for its answer: mod_proxy's tunnel
+ * passes what it read from the backend without a flush, as the socket of
+ * an HTTP/1.1 connection writes it at once, so a PONG or a short message
+ * held back for more (up to a chunk) would wait for the connection's next
+ * wakeup, which on worker and prefork may not come before the client's
+ * next frame. */
+static int tunnel_open(const h2_c2_ctx *ctx)
+{
+    return ctx->seen_head && !ctx->seen_eos
+           && (ctx->req->head->websocket
+               || (ctx->req->head->method && !strcmp(ctx->req->head->method, "CONNECT")));
+}
+
 /* Hand one batch of bb's buckets over (up to H2_OUT_BATCH items, or to an
  * EOR), gathered without the lock: bucket memory stays valid until the
  * buckets are deleted after delivery. */
@@ -576,7 +590,7 @@ static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *
         return rv;
     }
     if (n > 0 || !ctx->seen_eos) {
-        rv = deliver(ctx, items, n, flush || eor);
+        rv = deliver(ctx, items, n, flush || eor || tunnel_open(ctx));
     }
     /* else: the response is complete and handed over; the flush and EOR
      * httpd sends after it have nothing to push, and a wakeup of the
