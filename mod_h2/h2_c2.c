@@ -897,12 +897,16 @@ static apr_status_t ws_no_body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
 
 void h2_c2_ws_request(request_rec *r)
 {
+    /* Not "proxy-nohalfclose": each side's end is a half-close, as over
+     * HTTP/1.1. The client's END_STREAM (our EOF) shuts the backend's
+     * write side down, and what the backend still sends, its answer to
+     * the client's CLOSE, reaches the client. The backend's close ends
+     * only the tunnel's way to the client (mod_proxy's shutdown of our
+     * poll descriptor does nothing): the stream ends when the client
+     * ended its side too, or at the tunnel's timeout. An END_STREAM on
+     * the DATA frame with the backend's CLOSE, sent before the client
+     * answered, made Chromium report the close as unclean (1006). */
     ap_add_input_filter_handle(ws_no_body_handle, NULL, r, r->connection);
-    /* mod_proxy's tunnel half-closes a side by shutting its socket down,
-     * which a stream does not have: it would wait for the client after
-     * the backend closed. A WebSocket closes in its own frames first, so
-     * one side's end is the tunnel's end, and the stream ends with it. */
-    apr_table_setn(r->subprocess_env, "proxy-nohalfclose", "1");
 }
 
 void h2_c2_register_hooks(void)

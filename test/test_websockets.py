@@ -18,7 +18,7 @@ import wsproto.connection
 import wsproto.events
 
 from h2client import PROXY_MODULES_CONF, H2Client, with_conf, ws_echo_server
-from h2raw import (PROTOCOL_ERROR, RawConn, cpu_seconds, headers_frame, hp_block,
+from h2raw import (NO_ERROR, PROTOCOL_ERROR, RawConn, cpu_seconds, headers_frame, hp_block,
                    httpd_children)
 
 pytestmark = pytest.mark.h2
@@ -235,17 +235,63 @@ def answer_close_and_end(c, ws, ev):
 
 
 @pytest.mark.parametrize("how", ["h2c", "h2"])
-def test_backend_closing_ends_the_stream(env, ws_on, how):
-    """The backend's close ends the stream (END_STREAM) at once. Stock
-    keeps the stream open until the client ends it (documented in
-    docs/migration.md)."""
+def test_backend_close_leaves_the_stream_for_the_client_to_end(env, ws_on, how):
+    """The backend's CLOSE comes without END_STREAM, as stock sends it: the
+    stream ends once the client answered and ended its side. (A CLOSE with
+    END_STREAM on it made Chromium report 1006, not a clean close.)"""
     with H2Client.connect(env, how) as c:
         c.wait_settings()
         ws = WsStream(c, "/ws/bye")
         assert ws.wait_response().status == 200
         ws.send_text("bye")
-        assert ws.recv() is None and ws.closed_by_peer == 1000
-        c.wait(lambda: ws.resp.ended or ws.resp.reset_code is not None, 10, "stream end")
+        ev = close_event(ws)
+        assert ev.code == 1000
+        for _ in range(5):
+            c.pump(0.1)
+        assert not ws.resp.ended and ws.resp.reset_code is None, ws.resp
+        answer_close_and_end(c, ws, ev)
+        assert c.get("/1k.txt").status == 200
+
+
+@pytest.fixture
+def ws_short_timeout(env, backend):
+    yield from with_conf(env, "websockets", PROXY_CONF % backend
+                         + "H2WebSockets on\nProxyTimeout 2\n")
+
+
+def test_client_that_never_ends_its_side_is_ended_at_the_tunnels_timeout(
+        env, ws_short_timeout):
+    """The backend closed, the client answered but keeps its side open:
+    at the tunnel's timeout (ProxyTimeout 2) the stream gets END_STREAM,
+    then RST_STREAM NO_ERROR, as nobody reads the client's side (stock
+    does the same)."""
+    with H2Client.connect(env, "h2c") as c:
+        c.wait_settings()
+        ws = WsStream(c, "/ws/bye")
+        assert ws.wait_response().status == 200
+        ws.send_text("bye")
+        ev = close_event(ws)
+        ws.send_raw(ws.ws.send(ev.response()))
+        start = time.monotonic()
+        c.wait(lambda: ws.resp.reset_code is not None, 5 * env.slow, "reset")
+        took = time.monotonic() - start
+        assert ws.resp.ended and ws.resp.reset_code == NO_ERROR, ws.resp
+        assert took > 1.5, took
+        assert c.get("/1k.txt").status == 200
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_client_close_with_end_stream_gets_the_backends_close_and_the_end(env, ws_on, how):
+    """END_STREAM ends only the client's half (RFC 8441 4): what the
+    backend sends after it, its answering CLOSE, arrives, then the end."""
+    with H2Client.connect(env, how) as c:
+        ws, r = open_echo(c, "/ws/echo")
+        ws.send_raw(ws.ws.send(wsproto.events.CloseConnection(1000, "bye")),
+                    end_stream=True)
+        assert close_event(ws).code == 1000
+        c.wait(lambda: r.ended or r.reset_code is not None, 10, "stream end")
+        assert r.ended and r.reset_code is None, r
+        assert c.get("/1k.txt").status == 200
 
 
 def timed_answer(ws, data, timeout=5):
