@@ -74,11 +74,11 @@ def ws_off(env, backend):
 class WsStream:
     """A WebSocket on one stream of an H2Client (RFC 8441)."""
 
-    def __init__(self, c, path, extra=()):
+    def __init__(self, c, path, extra=(), protocol="websocket"):
         self.c = c
         self.sid = c.conn.get_next_available_stream_id()
         c.conn.send_headers(self.sid, [
-            (":method", "CONNECT"), (":protocol", "websocket"),
+            (":method", "CONNECT"), (":protocol", protocol),
             (":scheme", c.scheme), (":authority", c.authority), (":path", path),
             ("sec-websocket-version", "13")] + list(extra))
         self.resp = c._resp(self.sid)
@@ -180,11 +180,11 @@ def test_settings_do_not_announce_extended_connect_by_default(env, ws_off, how):
     assert ENABLE_CONNECT_PROTOCOL not in settings
 
 
-def open_echo(c, path):
+def open_echo(c, path, protocol="websocket"):
     """A WebSocket to the echo backend at path: 200 without handshake or
     connection fields, and the backend saw the GET with Upgrade."""
     c.wait_settings()
-    ws = WsStream(c, path)
+    ws = WsStream(c, path, protocol=protocol)
     r = ws.wait_response()
     assert r.status == 200, r
     assert "sec-websocket-accept" not in r.headers
@@ -427,6 +427,16 @@ def test_extended_connect_for_another_protocol_is_501(env, ws_on, path):
             (":authority", c.authority), (":path", path)]), end_stream=False))
         c.wait(lambda: c.status(1) or c.rst.get(1) is not None or c.closed, 5)
     assert c.status(1) == 501, c.answer()
+
+
+def test_protocol_name_matches_without_regard_to_case(env, ws_on):
+    """RFC 9110 7.8: protocol names SHOULD be compared without regard to
+    case, so `:protocol WebSocket` opens a WebSocket too. (Stock compares
+    exactly and answers 501: docs/migration.md.)"""
+    with H2Client.connect(env, "h2c") as c:
+        ws, r = open_echo(c, "/ws/case", protocol="WebSocket")
+        ws.close()
+        assert r.ended and r.reset_code is None
 
 
 def test_idle_websockets_cost_no_cpu(env, ws_on):
