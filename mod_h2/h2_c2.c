@@ -79,7 +79,7 @@ typedef struct h2_c2_ctx {
     int no_dup;                 /* descriptors ran out: copy file data */
     int copy_files;             /* H2CopyFiles of the request's directory */
     int sent_100;
-    int in_eof;                 /* a WebSocket's input ended and was read */
+    int in_eof;                 /* a tunnel's input ended and was read */
     int seen_head;              /* final response head passed */
     int seen_eos;
     apr_bucket *parked_eor;     /* the request's end, kept until its
@@ -421,11 +421,25 @@ static apr_size_t head_end(const char *text, apr_size_t len)
     return 0;
 }
 
+/* A plain CONNECT (RFC 9113 8.5), not an extended one. */
+static int is_connect(const h2_c2_ctx *ctx)
+{
+    return ctx->req->head->method && !strcmp(ctx->req->head->method, "CONNECT");
+}
+
+/* The stream is a tunnel's (a WebSocket, a CONNECT), once its handler
+ * opens one: both directions go on apart. */
+static int is_tunnel(const h2_c2_ctx *ctx)
+{
+    return ctx->req->head->websocket || is_connect(ctx);
+}
+
 /* Raw response text before the final head: an interim response as
  * ap_send_interim_response() writes it, or the 101 with which a handler
- * (mod_proxy_wstunnel, mod_proxy_http) accepts a WebSocket; that one
- * becomes the stream's 200. Returns how many bytes of data belong to the
- * text; the rest, following a 101, is the tunnel's. */
+ * (mod_proxy_wstunnel, mod_proxy_http) accepts a WebSocket, or the 2xx
+ * with which mod_proxy_connect opens a CONNECT tunnel; those become the
+ * stream's head. Returns how many bytes of data belong to the text; the
+ * rest, following that head, is the tunnel's. */
 static apr_size_t interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
                                apr_size_t len, out_item *it, int *n)
 {
@@ -446,15 +460,18 @@ static apr_size_t interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
     }
     used = end - ctx->interim_len;
     if (ctx->r && h2_response_parse_interim(ctx->r->pool, nbuf, end, &status, &fields)) {
-        if (status == HTTP_SWITCHING_PROTOCOLS && ctx->req->head->websocket) {
+        if ((status == HTTP_SWITCHING_PROTOCOLS && ctx->req->head->websocket)
+            || (status >= 200 && status < 300 && is_connect(ctx))) {
+            /* the tunnel is open; a CONNECT's (mod_proxy_connect's "200
+             * Connection Established") is its final head (RFC 9113 8.5) */
             h2_response_ws_accepted(fields);
-            item_init(it, H2_HC_HEADERS, HTTP_OK);
+            item_init(it, H2_HC_HEADERS, ctx->req->head->websocket? HTTP_OK : status);
             it->fields = fields;
             ctx->seen_head = 1;
             ++*n;
         }
-        else if (status != HTTP_EARLY_HINTS
-                 || h2_config_rget(ctx->r, H2_CONF_EARLY_HINTS) == 1) {
+        else if (status < 200 && (status != HTTP_EARLY_HINTS
+                                  || h2_config_rget(ctx->r, H2_CONF_EARLY_HINTS) == 1)) {
             item_init(it, H2_HC_INTERIM, status);
             it->fields = fields;
             ++*n;
@@ -560,6 +577,18 @@ static apr_status_t data_item(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b,
     return APR_SUCCESS;
 }
 
+/* A tunnel (a WebSocket, a CONNECT) is open: its head went out. Each of
+ * its writes is a message that waits for its answer: mod_proxy's tunnel
+ * passes what it read from the backend without a flush, as the socket of
+ * an HTTP/1.1 connection writes it at once, so a PONG or a short message
+ * held back for more (up to a chunk) would wait for the connection's next
+ * wakeup, which on worker and prefork may not come before the client's
+ * next frame. */
+static int tunnel_open(const h2_c2_ctx *ctx)
+{
+    return ctx->seen_head && !ctx->seen_eos && is_tunnel(ctx);
+}
+
 /* Hand one batch of bb's buckets over (up to H2_OUT_BATCH items, or to an
  * EOR), gathered without the lock: bucket memory stays valid until the
  * buckets are deleted after delivery. */
@@ -588,7 +617,7 @@ static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *
         return rv;
     }
     if (n > 0 || !ctx->seen_eos) {
-        rv = deliver(ctx, items, n, flush || eor);
+        rv = deliver(ctx, items, n, flush || eor || tunnel_open(ctx));
     }
     /* else: the response is complete and handed over; the flush and EOR
      * httpd sends after it have nothing to push, and a wakeup of the
@@ -707,7 +736,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
     }
 
     if (ctx->in_eof) {
-        /* a tunnel (WebSocket) reads on after the end: as a closed
+        /* a tunnel (WebSocket, CONNECT) reads on after the end: as a closed
          * socket answers HTTP/1.1's, so that it stops */
         return APR_EOF;
     }
@@ -735,7 +764,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         return rv;
     }
     if (!spec) {
-        ctx->in_eof = ctx->req->head->websocket && !APR_BRIGADE_EMPTY(bb)
+        ctx->in_eof = is_tunnel(ctx) && !APR_BRIGADE_EMPTY(bb)
                       && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb));
         ctx->body_read += n;   /* mod_logio's input filter counts it */
         limit = ctx->r? (apr_off_t)ap_get_limit_req_body(ctx->r) : 0;
@@ -975,12 +1004,16 @@ static apr_status_t ws_no_body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
 
 void h2_c2_ws_request(request_rec *r)
 {
+    /* Not "proxy-nohalfclose": each side's end is a half-close, as over
+     * HTTP/1.1. The client's END_STREAM (our EOF) shuts the backend's
+     * write side down, and what the backend still sends, its answer to
+     * the client's CLOSE, reaches the client. The backend's close ends
+     * only the tunnel's way to the client (mod_proxy's shutdown of our
+     * poll descriptor does nothing): the stream ends when the client
+     * ended its side too, or at the tunnel's timeout. An END_STREAM on
+     * the DATA frame with the backend's CLOSE, sent before the client
+     * answered, made Chromium report the close as unclean (1006). */
     ap_add_input_filter_handle(ws_no_body_handle, NULL, r, r->connection);
-    /* mod_proxy's tunnel half-closes a side by shutting its socket down,
-     * which a stream does not have: it would wait for the client after
-     * the backend closed. A WebSocket closes in its own frames first, so
-     * one side's end is the tunnel's end, and the stream ends with it. */
-    apr_table_setn(r->subprocess_env, "proxy-nohalfclose", "1");
 }
 
 void h2_c2_register_hooks(void)

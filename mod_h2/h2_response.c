@@ -517,7 +517,7 @@ int h2_response_parse_interim(apr_pool_t *p, const char *text, apr_size_t len,
         return 0;
     }
     status = atoi(sp + 1);
-    if (status < 100 || status > 199) {
+    if (status < 100 || status > 299) {
         return 0;
     }
     for (line = eol + 1; line < end; line = eol + 1) {

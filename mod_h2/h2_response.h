@@ -65,7 +65,8 @@ apr_table_t *h2_response_push_fields(request_rec *r, const apr_array_header_t *p
                                      apr_table_t *announce);
 
 /* Parse an HTTP/1.1 interim response as ap_send_interim_response() writes
- * it ("HTTP/1.1 103 ...\r\nName: value\r\n\r\n"). 1 on success. */
+ * it ("HTTP/1.1 103 ...\r\nName: value\r\n\r\n"), or the 2xx head a
+ * tunnel's handler writes the same way (mod_proxy_connect). 1 on success. */
 int h2_response_parse_interim(apr_pool_t *p, const char *text, apr_size_t len,
                               int *pstatus, apr_table_t **pfields);
 

@@ -515,13 +515,6 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
     return 0;
 }
 
-/* A CONNECT (or extended CONNECT) stream: its two directions end apart. */
-static int is_tunnel(const h2_stream *stream)
-{
-    return stream->req.protocol || stream->req.websocket
-           || (stream->req.method && !strcmp(stream->req.method, "CONNECT"));
-}
-
 /* A stream's frames as they are written count for its request's %O, as
  * over HTTP/1.1 the bytes written do; with its last one, its worker may
  * log it. */
@@ -600,7 +593,11 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
             && (stream = h2_session_stream(s, frame->hd.stream_id)) != NULL) {
             h2_stream_transit(stream, H2_SSEV_EOS_OUT);
-            if (stream->state == H2_SS_CLOSED_LOCAL && !is_tunnel(stream)) {
+            /* Tunnels (CONNECT, WebSocket) too: their END_STREAM goes out
+             * only when the handler is done with both directions, i.e.
+             * after the client's own end, or at the tunnel's timeout,
+             * when nobody reads what the client still sends. */
+            if (stream->state == H2_SS_CLOSED_LOCAL) {
                 h2_session_window_answered(s, stream);
             }
         }

@@ -673,6 +673,43 @@ def origin_server(port):
         srv.server_close()
 
 
+@contextlib.contextmanager
+def tcp_echo_server(port):
+    """A TCP echo server on loopback port for CONNECT tunnels: echoes what
+    comes; at the client's EOF it sends "bye" and closes."""
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", port))
+    srv.listen(8)
+
+    def serve(conn):
+        with conn:
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    conn.sendall(b"bye")
+                    return
+                conn.sendall(data)
+
+    def accept():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        yield "127.0.0.1:%d" % port
+    finally:
+        # wakes the accept() (a close alone leaves it blocked, the port bound)
+        srv.shutdown(socket.SHUT_RDWR)
+        srv.close()
+        t.join(5)
+
+
 def _ws_echo(ws, stats):
     """Echo each message; "whoami" answers with what the backend saw,
     "bye" makes it close."""

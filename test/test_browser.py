@@ -245,33 +245,67 @@ WS_CONF = PROXY_MODULES_CONF.replace("%", "%%") + \
     "ProxyPass /ws/ ws://127.0.0.1:%d/ upgrade=websocket\nH2WebSockets on\n"
 
 
-def test_chromium_opens_websocket_over_its_h2_connection(env, browser):
-    """With H2WebSockets on, Chromium opens a wss:// WebSocket as an
-    extended CONNECT on the h2 connection it has (RFC 8441): the access log
-    has the WebSocket's request as HTTP/2.0, and messages echo."""
+@pytest.fixture
+def ws_url(env, browser):
+    """The echo backend behind /ws/ with H2WebSockets on, the page loaded
+    from the generation that has them: yields wss://.../ws/."""
     with ws_echo_server(env.port_base + WS_PORT_OFFSET) as stats:
         env.add_conf("browser-ws", WS_CONF % stats["port"])
         env.reload()
         try:
             navigate_new_generation(env, browser, env.https_url("/index.html"))
-            url = "wss://%s:%d/ws/chromium" % (env.domain, env.https_port)
-            r = browser.call("Runtime.evaluate", awaitPromise=True, returnByValue=True,
-                             expression="""new Promise((ok, fail) => {
-                const ws = new WebSocket(%s);
-                ws.onopen = () => ws.send("whoami");
-                ws.onmessage = (e) => { ws.close(); ok(e.data); };
-                ws.onerror = () => fail("websocket error");
-            })""" % json.dumps(url))
-            assert r["result"].get("value") == \
-                "path=/chromium upgrade=websocket version=13 key=24", r
-            deadline = time.time() + 5     # logged when the tunnel ends
-            lines = []
-            while not lines and time.time() < deadline:
-                with open(env.sandbox.access_log, errors="replace") as f:
-                    lines = [l for l in f if "/ws/chromium" in l]
-                time.sleep(0.1)
-            # logged as HTTP/1.1 logs a WebSocket: 101 (the client saw 200)
-            assert lines and '"GET /ws/chromium HTTP/2.0" 101' in lines[-1], lines
+            yield "wss://%s:%d/ws/" % (env.domain, env.https_port)
         finally:
             remove_conf(env, "browser-ws", "server")
             env.reload()
+
+
+def run_websocket(browser, url, first, on_message):
+    """Open a WebSocket in the page, send `first` once it is open, run the
+    JavaScript on_message (with `ws` and `e`) for each message; resolves
+    with the messages and the close event's code, reason and wasClean."""
+    r = browser.call("Runtime.evaluate", awaitPromise=True, returnByValue=True,
+                     expression="""new Promise((ok) => {
+        const ws = new WebSocket(%s), got = [];
+        const t = setTimeout(() => ok({got: got, timeout: true}), 15000);
+        ws.onopen = () => ws.send(%s);
+        ws.onmessage = (e) => { got.push(e.data); %s };
+        ws.onclose = (e) => { clearTimeout(t);
+            ok({got: got, code: e.code, reason: e.reason, clean: e.wasClean}); };
+    })""" % (json.dumps(url), json.dumps(first), on_message))
+    return r["result"].get("value", r)
+
+
+def test_chromium_opens_websocket_over_its_h2_connection(env, browser, ws_url):
+    """With H2WebSockets on, Chromium opens a wss:// WebSocket as an
+    extended CONNECT on the h2 connection it has (RFC 8441): the access log
+    has the WebSocket's request as HTTP/2.0, and messages echo."""
+    res = run_websocket(browser, ws_url + "chromium", "whoami", "ws.close();")
+    assert res["got"] == ["path=/chromium upgrade=websocket version=13 key=24"], res
+    deadline = time.time() + 5     # logged when the tunnel ends
+    lines = []
+    while not lines and time.time() < deadline:
+        with open(env.sandbox.access_log, errors="replace") as f:
+            lines = [l for l in f if "/ws/chromium" in l]
+        time.sleep(0.1)
+    # logged as HTTP/1.1 logs a WebSocket: 101 (the client saw 200)
+    assert lines and '"GET /ws/chromium HTTP/2.0" 101' in lines[-1], lines
+
+
+def test_chromium_closing_a_websocket_closes_cleanly(env, browser, ws_url):
+    """The page closes (1000, 'bye'): the backend's answering CLOSE
+    reaches it before the stream's end, so the close is clean (it was
+    1006, unclean, while that CLOSE came with END_STREAM)."""
+    res = run_websocket(browser, ws_url + "close", "hello",
+                        "ws.close(1000, 'bye');")
+    assert res.get("got") == ["hello"], res
+    assert res.get("code") == 1000 and res.get("clean") is True, res
+    assert res.get("reason") == "bye", res
+
+
+def test_chromium_sees_the_backends_close_cleanly(env, browser, ws_url):
+    """The backend closes ("bye" asks it to): Chromium answers its CLOSE,
+    ends its side, and sees a clean close with the backend's code."""
+    res = run_websocket(browser, ws_url + "bye", "bye", "")
+    assert res.get("got") == [], res
+    assert res.get("code") == 1000 and res.get("clean") is True, res

@@ -13,11 +13,13 @@ import uuid
 import pytest
 
 from h2client import FORWARD_PROXY_CONF as PROXY_MODULES
-from h2client import H2Client, origin_server, remove_conf, with_conf, with_vhost_conf
+from h2client import (H2Client, origin_server, remove_conf, tcp_echo_server, with_conf,
+                      with_vhost_conf)
 
 pytestmark = pytest.mark.h2
 
 ORIGIN_PORT_OFFSET = 62      # base + 62: the origin server of these tests
+ECHO_PORT_OFFSET = 67        # base + 67: the TCP echo server CONNECT reaches
 
 
 @pytest.fixture(scope="module")
@@ -150,3 +152,51 @@ def test_an_h2c_upgrade_in_absolute_form_is_sent_on_by_rewrite_to_h2c(env, upgra
     assert r.returncode == 0, r.stderr
     assert tail == b"200 2"
     assert len(body) == 1024
+
+
+CONNECT_CONF = """\
+<IfModule !proxy_connect_module>
+LoadModule proxy_connect_module /usr/lib/apache2/modules/mod_proxy_connect.so
+</IfModule>
+AllowCONNECT %d
+H2ProxyRequests on
+"""
+
+
+@pytest.fixture(scope="module")
+def echo(env):
+    with tcp_echo_server(env.port_base + ECHO_PORT_OFFSET) as authority:
+        yield authority
+
+
+@pytest.fixture
+def connect_on(env, echo):
+    yield from with_conf(env, "fwd-proxy", PROXY_MODULES
+                         + CONNECT_CONF % (env.port_base + ECHO_PORT_OFFSET), value=echo)
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_connect_tunnels_both_ways_and_half_closes(env, connect_on, how):
+    """CONNECT (RFC 9113 8.5) through mod_proxy_connect: its "200
+    Connection Established" is the stream's 200 (no Content-Length, RFC
+    9110 9.3.6), each write of the origin comes back at once, and the
+    client's END_STREAM ends only its way: the origin's last bytes, sent
+    after it saw EOF, arrive, then the stream's end (as stock)."""
+    with H2Client.connect(env, how) as c:
+        c.wait_settings()
+        sid = c.conn.get_next_available_stream_id()
+        c.conn.send_headers(sid, [(":method", "CONNECT"), (":authority", connect_on)])
+        c.flush()
+        r = c._resp(sid)
+        c.wait(lambda: r.header_list is not None or r.reset_code is not None, 10, "200")
+        assert r.status == 200 and "content-length" not in r.headers, r
+        for msg in (b"a", b"hello", b"x" * 20000):
+            want = r.body_len + len(msg)
+            start = time.monotonic()
+            c.send_body(sid, msg)
+            c.wait(lambda: r.body_len >= want, 5, "the echo")
+            assert time.monotonic() - start < 1.0 * env.slow
+        c.send_body(sid, b"", end_stream=True)
+        c.wait(lambda: r.ended or r.reset_code is not None, 10, "stream end")
+        assert r.ended and r.reset_code is None, r
+        assert r.body == b"a" + b"hello" + b"x" * 20000 + b"bye"

@@ -18,7 +18,7 @@ import wsproto.connection
 import wsproto.events
 
 from h2client import PROXY_MODULES_CONF, H2Client, with_conf, ws_echo_server
-from h2raw import (PROTOCOL_ERROR, RawConn, cpu_seconds, headers_frame, hp_block,
+from h2raw import (NO_ERROR, PROTOCOL_ERROR, RawConn, cpu_seconds, headers_frame, hp_block,
                    httpd_children)
 
 pytestmark = pytest.mark.h2
@@ -83,11 +83,11 @@ def ws_off(env, backend):
 class WsStream:
     """A WebSocket on one stream of an H2Client (RFC 8441)."""
 
-    def __init__(self, c, path, extra=()):
+    def __init__(self, c, path, extra=(), protocol="websocket"):
         self.c = c
         self.sid = c.conn.get_next_available_stream_id()
         c.conn.send_headers(self.sid, [
-            (":method", "CONNECT"), (":protocol", "websocket"),
+            (":method", "CONNECT"), (":protocol", protocol),
             (":scheme", c.scheme), (":authority", c.authority), (":path", path),
             ("sec-websocket-version", "13")] + list(extra))
         self.resp = c._resp(self.sid)
@@ -96,6 +96,7 @@ class WsStream:
         self.fed = 0
         self.partial = ""
         self.messages = []
+        self.queue = []             # next_event(): events read, not yet taken
         self.closed_by_peer = None
 
     def wait_response(self, timeout=10):
@@ -112,6 +113,34 @@ class WsStream:
         for data in chunks:
             self.ws.receive_data(data)
         return list(self.ws.events())
+
+    def send_raw(self, data, end_stream=False):
+        """Bytes as they are; END_STREAM on the same DATA frame if asked
+        (data of one frame at most then)."""
+        if end_stream:
+            self.c.conn.send_data(self.sid, data, end_stream=True)
+            self.c.flush()
+        else:
+            self.c.send_body(self.sid, data)
+
+    def next_event(self, timeout=5):
+        """The next wsproto event from the peer (a text message whole), or
+        an AssertionError naming the stream's state after timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for ev in self._events():
+                if isinstance(ev, wsproto.events.TextMessage):
+                    self.partial += ev.data
+                    if not ev.message_finished:
+                        continue
+                    ev = wsproto.events.TextMessage(self.partial)
+                    self.partial = ""
+                self.queue.append(ev)
+            if self.queue:
+                return self.queue.pop(0)
+            if time.monotonic() >= deadline:
+                raise AssertionError("no WebSocket frame within %ss: %r" % (timeout, self.resp))
+            self.c.pump(0.05)
 
     def recv(self, timeout=10):
         """The next text message, or None once the peer closed."""
@@ -177,17 +206,19 @@ def test_prefork_one_stream_at_a_time_does_not_announce_extended_connect(
     assert "AH21201" in env.sandbox.log_since(0)
 
 
-def open_echo(c, path):
+def open_echo(c, path, protocol="websocket"):
     """A WebSocket to the echo backend at path: 200 without handshake or
     connection fields, and the backend saw the GET with Upgrade."""
     c.wait_settings()
-    ws = WsStream(c, path)
+    ws = WsStream(c, path, protocol=protocol)
     r = ws.wait_response()
     assert r.status == 200, r
     assert "sec-websocket-accept" not in r.headers
     assert "upgrade" not in r.headers and "connection" not in r.headers
     ws.send_text("whoami")
-    assert ws.recv() == "path=/echo upgrade=websocket version=13 key=24"
+    # the backend sees the path after the ProxyPass prefix (/ws/, /wst/)
+    assert ws.recv() == "path=/%s upgrade=websocket version=13 key=24" % \
+        path.split("/", 2)[2]
     return ws, r
 
 
@@ -215,18 +246,154 @@ def test_websocket_echoes_through_mod_proxy_wstunnel(env, wstunnel_on, how):
         assert r.ended and r.reset_code is None
 
 
+def close_event(ws, timeout=5):
+    ev = ws.next_event(timeout)
+    assert isinstance(ev, wsproto.events.CloseConnection), ev
+    return ev
+
+
+def answer_close_and_end(c, ws, ev):
+    """Answer the peer's CLOSE with ours and END_STREAM in one DATA frame;
+    the stream then ends cleanly (END_STREAM, no reset)."""
+    ws.send_raw(ws.ws.send(ev.response()), end_stream=True)
+    c.wait(lambda: ws.resp.ended or ws.resp.reset_code is not None, 10, "stream end")
+    assert ws.resp.ended and ws.resp.reset_code is None, ws.resp
+
+
 @pytest.mark.parametrize("how", ["h2c", "h2"])
-def test_backend_closing_ends_the_stream(env, ws_on, how):
-    """The backend's close ends the stream (END_STREAM) at once. Stock
-    keeps the stream open until the client ends it (documented in
-    docs/migration.md)."""
+def test_backend_close_leaves_the_stream_for_the_client_to_end(env, ws_on, how):
+    """The backend's CLOSE comes without END_STREAM, as stock sends it: the
+    stream ends once the client answered and ended its side. (A CLOSE with
+    END_STREAM on it made Chromium report 1006, not a clean close.)"""
     with H2Client.connect(env, how) as c:
         c.wait_settings()
         ws = WsStream(c, "/ws/bye")
         assert ws.wait_response().status == 200
         ws.send_text("bye")
-        assert ws.recv() is None and ws.closed_by_peer == 1000
-        c.wait(lambda: ws.resp.ended or ws.resp.reset_code is not None, 10, "stream end")
+        ev = close_event(ws)
+        assert ev.code == 1000
+        for _ in range(5):
+            c.pump(0.1)
+        assert not ws.resp.ended and ws.resp.reset_code is None, ws.resp
+        answer_close_and_end(c, ws, ev)
+        assert c.get("/1k.txt").status == 200
+
+
+@pytest.fixture
+def ws_short_timeout(env, backend):
+    yield from with_conf(env, "websockets", PROXY_CONF % backend
+                         + "H2WebSockets on\nProxyTimeout 2\n")
+
+
+def test_client_that_never_ends_its_side_is_ended_at_the_tunnels_timeout(
+        env, ws_short_timeout):
+    """The backend closed, the client answered but keeps its side open:
+    at the tunnel's timeout (ProxyTimeout 2) the stream gets END_STREAM,
+    then RST_STREAM NO_ERROR, as nobody reads the client's side (stock
+    does the same)."""
+    with H2Client.connect(env, "h2c") as c:
+        c.wait_settings()
+        ws = WsStream(c, "/ws/bye")
+        assert ws.wait_response().status == 200
+        ws.send_text("bye")
+        ev = close_event(ws)
+        ws.send_raw(ws.ws.send(ev.response()))
+        start = time.monotonic()
+        c.wait(lambda: ws.resp.reset_code is not None, 5 * env.slow, "reset")
+        took = time.monotonic() - start
+        assert ws.resp.ended and ws.resp.reset_code == NO_ERROR, ws.resp
+        assert took > 1.5, took
+        assert c.get("/1k.txt").status == 200
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_client_close_with_end_stream_gets_the_backends_close_and_the_end(env, ws_on, how):
+    """END_STREAM ends only the client's half (RFC 8441 4): what the
+    backend sends after it, its answering CLOSE, arrives, then the end."""
+    with H2Client.connect(env, how) as c:
+        ws, r = open_echo(c, "/ws/echo")
+        ws.send_raw(ws.ws.send(wsproto.events.CloseConnection(1000, "bye")),
+                    end_stream=True)
+        assert close_event(ws).code == 1000
+        c.wait(lambda: r.ended or r.reset_code is not None, 10, "stream end")
+        assert r.ended and r.reset_code is None, r
+        assert c.get("/1k.txt").status == 200
+
+
+def timed_answer(ws, data, timeout=5):
+    """Send data, return (the next event, seconds it took)."""
+    start = time.monotonic()
+    ws.send_raw(data)
+    ev = ws.next_event(timeout)
+    return ev, time.monotonic() - start
+
+
+def assert_prompt(env, times):
+    """Answers come as the backend sends them, not with the connection's
+    next wakeup (100 ms turns on event, 500 ms waits on worker, where a
+    short frame without a flush waited): the median under 50 ms."""
+    times = sorted(times)
+    assert times[len(times) // 2] < 0.05 * env.slow, times
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_each_ping_gets_the_backends_pong_at_once(env, ws_on, how):
+    """PINGs one after the other, spaced in time: each is answered with
+    its PONG (a 2-byte frame the backend sends alone), promptly."""
+    with H2Client.connect(env, how) as c:
+        ws, r = open_echo(c, "/ws/ping")
+        times = []
+        for i in range(5):
+            ev, took = timed_answer(ws, ws.ws.send(wsproto.events.Ping(b"ping %d" % i)))
+            assert isinstance(ev, wsproto.events.Pong) and ev.payload == b"ping %d" % i, ev
+            times.append(took)
+            time.sleep(0.2)
+        assert_prompt(env, times)
+        ws.close()
+        assert r.ended and r.reset_code is None
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_text_frames_from_empty_to_200k_are_each_echoed(env, ws_on, how):
+    """Empty, tiny, at the 7- and 16-bit length boundaries, and larger
+    than a stream window: every message comes back whole, one at a time
+    (the next is sent only after the echo of the last arrived), and an
+    empty binary message too."""
+    with H2Client.connect(env, how) as c:
+        ws, r = open_echo(c, "/ws/sizes")
+        times = []
+        for size in (0, 1, 2, 125, 126, 1000, 16384, 65535, 65536, 200 * 1024):
+            text = ("%d:" % size + "z" * size)[:size]
+            ev, took = timed_answer(ws, ws.ws.send(wsproto.events.TextMessage(text)))
+            assert isinstance(ev, wsproto.events.TextMessage), (size, ev)
+            assert len(ev.data) == size and ev.data == text, size
+            if size < 16384:
+                times.append(took)
+        ev, took = timed_answer(ws, ws.ws.send(wsproto.events.BytesMessage(b"")))
+        assert isinstance(ev, wsproto.events.BytesMessage) and ev.data == b"", ev
+        assert_prompt(env, times + [took])
+        ws.close()
+
+
+def masked_frame(opcode, payload, fin=True):
+    """A client's frame (RFC 6455 5.2) with any opcode, masked."""
+    mask = b"\x01\x02\x03\x04"
+    assert len(payload) < 126
+    head = bytes([(0x80 if fin else 0) | opcode, 0x80 | len(payload)])
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+def test_frame_with_unknown_opcode_gets_the_backends_close(env, ws_on, how):
+    """A reserved opcode is a protocol error for the backend (RFC 6455
+    5.2): its CLOSE 1002 comes through, and the stream ends once the
+    client answered."""
+    with H2Client.connect(env, how) as c:
+        ws, r = open_echo(c, "/ws/opcode")
+        ws.send_raw(masked_frame(0x3, b"what"))
+        ev = close_event(ws)
+        assert ev.code == 1002, ev
+        answer_close_and_end(c, ws, ev)
 
 
 def test_many_websockets_and_requests_share_a_connection(env, ws_on):
@@ -276,13 +443,26 @@ def test_malformed_extended_connect_is_protocol_error(env, ws_on, headers):
     assert c.rst.get(1) == PROTOCOL_ERROR, c.answer()
 
 
-def test_extended_connect_for_another_protocol_is_501(env, ws_on):
+@pytest.mark.parametrize("path", ["/ws/x", "/ws/echo", "/index.html", "/no/such/file"])
+def test_extended_connect_for_another_protocol_is_501(env, ws_on, path):
+    """Whatever the path, and whether it exists: we tunnel no such
+    protocol (RFC 8441 4 leaves the answer open; 501 as stock gives)."""
     with RawConn(env, "h2c") as c:
         c.send(headers_frame(1, hp_block([
             (":method", "CONNECT"), (":protocol", "webtransport"), (":scheme", c.scheme),
-            (":authority", c.authority), (":path", "/ws/x")]), end_stream=False))
+            (":authority", c.authority), (":path", path)]), end_stream=False))
         c.wait(lambda: c.status(1) or c.rst.get(1) is not None or c.closed, 5)
     assert c.status(1) == 501, c.answer()
+
+
+def test_protocol_name_matches_without_regard_to_case(env, ws_on):
+    """RFC 9110 7.8: protocol names SHOULD be compared without regard to
+    case, so `:protocol WebSocket` opens a WebSocket too. (Stock compares
+    exactly and answers 501: docs/migration.md.)"""
+    with H2Client.connect(env, "h2c") as c:
+        ws, r = open_echo(c, "/ws/case", protocol="WebSocket")
+        ws.close()
+        assert r.ended and r.reset_code is None
 
 
 def test_idle_websockets_cost_no_cpu(env, ws_on):
