@@ -38,6 +38,7 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c2.h"
+#include "h2_c2_int.h"
 #include "h2_handoff.h"
 #include "h2_request.h"
 #include "h2_response.h"
@@ -48,16 +49,12 @@
 APLOG_USE_MODULE(http2);
 extern module AP_MODULE_DECLARE_DATA http2_module;
 
-/* File ranges below this are copied; a dup()/close() pair costs more. */
-#define H2_FILE_DUP_MIN (16 * 1024)
 /* Memory a secondary connection's allocator keeps between requests. */
 #define H2_C2_MAX_FREE (64 * 1024)
 /* Idle secondary connection shells kept per child, and what one holds at
  * least: its cleared pool keeps its first block. */
 #define H2_SHELLS_MAX 128
 #define H2_SHELL_SIZE (8 * 1024)
-/* Items gathered from a brigade before they go to the stream in one lock. */
-#define H2_OUT_BATCH 32
 
 /* A pool with its own allocator, recycled across secondary connections
  * so that setting one up costs no system calls. */
@@ -67,27 +64,6 @@ typedef struct c2_shell {
     struct c2_shell *next;
 } c2_shell;
 
-typedef struct h2_c2_ctx {
-    conn_rec *c2;
-    c2_shell *shell;
-    h2_x *x;                    /* the stream served now, NULL between */
-    const h2_x_req *req;        /* its request */
-    h2_worker *worker;
-    request_rec *r;             /* the request while it exists */
-    apr_off_t body_read;
-    apr_time_t body_start;      /* the handler began reading the body */
-    int no_dup;                 /* descriptors ran out: copy file data */
-    int copy_files;             /* H2CopyFiles of the request's directory */
-    int sent_100;
-    int in_eof;                 /* a tunnel's input ended and was read */
-    int seen_head;              /* final response head passed */
-    int seen_eos;
-    apr_bucket *parked_eor;     /* the request's end, kept until its
-                                 * response is out (see log_ready()) */
-    char *interim;              /* interim response text being gathered */
-    apr_size_t interim_len;
-} h2_c2_ctx;
-
 static apr_uint32_t c2_ids;
 static apr_socket_t *dummy_socket;
 static apr_thread_mutex_t *shells_mutex;
@@ -96,7 +72,7 @@ static int nshells, shells_keep;
 static module *mpm_module;
 static ap_filter_rec_t *c2_in_handle, *c2_out_handle, *ws_no_body_handle;
 /* mod_logio's counters (%I, %O, %S and mod_status's bytes), if it is loaded */
-static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_out) *logio_add_bytes_out;
+APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_out) *h2_c2_logio_out;
 static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_in) *logio_add_bytes_in;
 
 /* The signal mask of the MPM's connection threads, for the processes our
@@ -129,7 +105,7 @@ void h2_c2_note_conn_thread(void)
     }
 }
 
-static h2_c2_ctx *c2_ctx(const conn_rec *c)
+h2_c2_ctx *h2_c2_ctx_get(const conn_rec *c)
 {
     return ap_get_module_config(c->conn_config, &http2_module);
 }
@@ -236,7 +212,7 @@ static conn_rec *c2_create(conn_rec *c1, h2_worker *wk)
 static apr_status_t count_request(void *data)
 {
     request_rec *r = data;
-    h2_c2_ctx *ctx = c2_ctx(r->connection);
+    h2_c2_ctx *ctx = h2_c2_ctx_get(r->connection);
 
     /* as httpd counts an HTTP/1.1 request: with ExtendedStatus */
     if (ap_extended_status && ctx && ctx->x) {
@@ -255,22 +231,22 @@ void h2_c2_request_begins(request_rec *r)
     /* a plain cleanup registered now runs after the one of the request's
      * EOR bucket (cleanups run last in, first out), which logs it */
     apr_pool_cleanup_register(r->pool, r, count_request, apr_pool_cleanup_null);
-    if (logio_add_bytes_in && c2_ctx(r->connection)->req) {
+    if (logio_add_bytes_in && h2_c2_ctx_get(r->connection)->req) {
         /* %I: the head as it came, its frames (the body passes mod_logio's
          * input filter) */
-        logio_add_bytes_in(r->connection, c2_ctx(r->connection)->req->head_in);
+        logio_add_bytes_in(r->connection, h2_c2_ctx_get(r->connection)->req->head_in);
     }
 }
 
 int h2_c2_is_websocket(conn_rec *c2)
 {
-    h2_c2_ctx *ctx = c2->master? c2_ctx(c2) : NULL;
+    h2_c2_ctx *ctx = c2->master? h2_c2_ctx_get(c2) : NULL;
     return ctx && ctx->req && ctx->req->head->websocket;
 }
 
 int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
 {
-    h2_c2_ctx *ctx = c2->master? c2_ctx(c2) : NULL;
+    h2_c2_ctx *ctx = c2->master? h2_c2_ctx_get(c2) : NULL;
     const char *m;
 
     /* only a GET without a body loads a page whose resources its client
@@ -288,407 +264,17 @@ int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
 
 void h2_c2_discard(conn_rec *c2)
 {
-    shell_put(c2_ctx(c2)->shell);
-}
-
-/* --- output: buckets to handoff chunks --- */
-
-typedef h2_x_item out_item;
-
-static void item_init(out_item *it, h2_hchunk_type type, int status)
-{
-    memset(it, 0, sizeof(*it));
-    it->type = type;
-    it->status = status;
-}
-
-/* Hand n items over to the connection. Every response byte of a stream
- * goes this way; mod_logio counts them as frames once they are written
- * (settle()). */
-static apr_status_t deliver(h2_c2_ctx *ctx, const out_item *items, int n, int flush)
-{
-    return h2_x_worker_out(ctx->x, items, n, flush);
-}
-
-/* Whether the EOR may go, and with it the request into the access log:
- * only once the response is out, so that %O is what was written for it
- * (its frames, heads as HPACK made them), %D/%T how long that took, and
- * %X says X for a stream that was reset or lost its connection before
- * the end. If so, what went out is counted for mod_logio. */
-static int log_ready(h2_c2_ctx *ctx, conn_rec *c2)
-{
-    apr_off_t wire = 0;
-    int complete;
-
-    if (!h2_x_worker_settled(ctx->x, &wire, &complete)) {
-        return 0;
-    }
-    if (!complete) {
-        c2->aborted = 1;
-    }
-    if (logio_add_bytes_out && wire > 0) {
-        logio_add_bytes_out(c2, wire);
-    }
-    return 1;
-}
-
-/* The EOR b of a response handed over whole: 1 when it is kept (parked)
- * until the response is out, 0 when it may go now. */
-static int park_eor(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b)
-{
-    if (!ctx->seen_eos || log_ready(ctx, c2)) {
-        return 0;
-    }
-    APR_BUCKET_REMOVE(b);
-    ctx->parked_eor = b;
-    return 1;
-}
-
-/* A small file is cheaper to read than to hand over: make it a heap bucket
- * with one pread, without the mmap/munmap a plain bucket read would do. */
-static apr_status_t file_to_heap(apr_bucket *b)
-{
-    apr_bucket_file *fb = b->data;
-    apr_os_file_t fd;
-    char *buf;
-    apr_size_t len = b->length, got = 0;
-
-    apr_os_file_get(&fd, fb->fd);
-    buf = apr_bucket_alloc(len? len : 1, b->list);
-    while (got < len) {
-        ssize_t n = pread(fd, buf + got, len - got, b->start + (apr_off_t)got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            apr_bucket_free(buf);
-            return n < 0? APR_FROM_OS_ERROR(errno) : APR_EOF;
-        }
-        got += (apr_size_t)n;
-    }
-    apr_bucket_file_make(b, NULL, 0, 0, NULL);  /* drop the file reference */
-    apr_bucket_heap_make(b, buf, len, apr_bucket_free);
-    return APR_SUCCESS;
-}
-
-/* Hand the file range of bucket b over as a descriptor of its own (the
- * bucket's goes with the request). 0 when no descriptor is left: then the
- * data is read and copied instead, for the rest of the request, which
- * answers it as HTTP/1.1 would, only at the cost of a copy. */
-static int file_item(h2_c2_ctx *ctx, apr_bucket *b, out_item *it)
-{
-    apr_bucket_file *fb = b->data;
-    apr_os_file_t fd;
-    int nfd;
-
-    apr_os_file_get(&fd, fb->fd);
-    nfd = dup(fd);
-    if (nfd < 0) {
-        ap_log_cerror(APLOG_MARK, APLOG_WARNING, APR_FROM_OS_ERROR(errno),
-                      ctx->req->set->c1, APLOGNO(21085)
-                      "h2_c2(%ld-%d): cannot hand the response's file over "
-                      "as a descriptor, copying it instead",
-                      ctx->req->set->conn_id, ctx->req->id);
-        ctx->no_dup = 1;
-        return 0;
-    }
-    item_init(it, H2_HC_FILE, 0);
-    it->fd = nfd;
-    it->off = b->start;
-    it->len = b->length;
-    it->sendfile = (apr_file_flags_get(fb->fd) & APR_SENDFILE_ENABLED) != 0;
-    it->mmap = fb->can_mmap;
-    return 1;
-}
-
-/* End the stream with RST_STREAM code: its response broke or never came. */
-static void deliver_reset(h2_c2_ctx *ctx, int code)
-{
-    out_item it;
-    item_init(&it, H2_HC_RESET, code);
-    ctx->seen_head = ctx->seen_eos = 1;
-    deliver(ctx, &it, 1, 1);
-}
-
-/* Where the head in text[0..len) ends (after its blank line), or 0. */
-static apr_size_t head_end(const char *text, apr_size_t len)
-{
-    apr_size_t i;
-    for (i = 1; i < len; ++i) {
-        if (text[i] == '\n' && (text[i - 1] == '\n'
-                                || (i >= 2 && text[i - 1] == '\r' && text[i - 2] == '\n'))) {
-            return i + 1;
-        }
-    }
-    return 0;
-}
-
-/* A plain CONNECT (RFC 9113 8.5), not an extended one. */
-static int is_connect(const h2_c2_ctx *ctx)
-{
-    return ctx->req->head->method && !strcmp(ctx->req->head->method, "CONNECT");
-}
-
-/* The stream is a tunnel's (a WebSocket, a CONNECT), once its handler
- * opens one: both directions go on apart. */
-static int is_tunnel(const h2_c2_ctx *ctx)
-{
-    return ctx->req->head->websocket || is_connect(ctx);
-}
-
-/* Raw response text before the final head: an interim response as
- * ap_send_interim_response() writes it, or the 101 with which a handler
- * (mod_proxy_wstunnel, mod_proxy_http) accepts a WebSocket, or the 2xx
- * with which mod_proxy_connect opens a CONNECT tunnel; those become the
- * stream's head. Returns how many bytes of data belong to the text; the
- * rest, following that head, is the tunnel's. */
-static apr_size_t interim_text(h2_c2_ctx *ctx, conn_rec *c2, const char *data,
-                               apr_size_t len, out_item *it, int *n)
-{
-    char *nbuf;
-    int status;
-    apr_table_t *fields;
-    apr_size_t end, used;
-
-    nbuf = apr_palloc(c2->pool, ctx->interim_len + len + 1);
-    if (ctx->interim_len) memcpy(nbuf, ctx->interim, ctx->interim_len);
-    memcpy(nbuf + ctx->interim_len, data, len);
-    nbuf[ctx->interim_len + len] = 0;
-    end = head_end(nbuf, ctx->interim_len + len);
-    if (!end) {
-        ctx->interim = nbuf;
-        ctx->interim_len += len;
-        return len;
-    }
-    used = end - ctx->interim_len;
-    if (ctx->r && h2_response_parse_interim(ctx->r->pool, nbuf, end, &status, &fields)) {
-        if ((status == HTTP_SWITCHING_PROTOCOLS && ctx->req->head->websocket)
-            || (status >= 200 && status < 300 && is_connect(ctx))) {
-            /* the tunnel is open; a CONNECT's (mod_proxy_connect's "200
-             * Connection Established") is its final head (RFC 9113 8.5) */
-            h2_response_ws_accepted(fields);
-            item_init(it, H2_HC_HEADERS, ctx->req->head->websocket? HTTP_OK : status);
-            it->fields = fields;
-            ctx->seen_head = 1;
-            ++*n;
-        }
-        else if (status < 200 && (status != HTTP_EARLY_HINTS
-                                  || h2_config_rget(ctx->r, H2_CONF_EARLY_HINTS) == 1)) {
-            item_init(it, H2_HC_INTERIM, status);
-            it->fields = fields;
-            ++*n;
-        }
-    }
-    ctx->interim = NULL;
-    ctx->interim_len = 0;
-    return used;
-}
-
-/* A metadata bucket b: 1 when it adds item it to the batch; sets *flush
- * or *eor for those buckets. aborted: c2 was marked aborted. */
-static int meta_item(h2_c2_ctx *ctx, apr_bucket *b, int aborted, out_item *it,
-                     int *flush, int *eor)
-{
-    if (H2_BUCKET_IS_RESP(b)) {
-        h2_resp_meta *m = b->data;
-        item_init(it, m->type, m->status);
-        it->fields = m->fields;
-        it->hf = m->hf;
-        if (m->type == H2_HC_HEADERS) ctx->seen_head = 1;
-        if (m->type == H2_HC_RESET) ctx->seen_head = ctx->seen_eos = 1;
-        return 1;
-    }
-    if (APR_BUCKET_IS_EOS(b)) {
-        if (!ctx->seen_eos && ctx->seen_head) {
-            /* a handler that marked its connection aborted ended the
-             * response short: HTTP/1.1 closes without the last chunk,
-             * a stream must not end as if complete */
-            item_init(it, aborted? H2_HC_RESET : H2_HC_EOS, aborted? H2_ERR_CANCEL : 0);
-            ctx->seen_eos = 1;
-            return 1;
-        }
-    }
-    else if (APR_BUCKET_IS_FLUSH(b)) {
-        *flush = 1;
-    }
-    else if (AP_BUCKET_IS_ERROR(b)) {
-        if (ctx->seen_head && !ctx->seen_eos) {
-            /* the response broke after its head went out */
-            item_init(it, H2_HC_RESET, H2_ERR_INTERNAL_ERROR);
-            ctx->seen_eos = 1;
-            return 1;
-        }
-    }
-    else if (AP_BUCKET_IS_EOR(b)) {
-        /* deleting it ends the request: deliver everything first */
-        *eor = 1;
-    }
-    return 0;
-}
-
-/* A data bucket b: add what it holds to items[*n] (a file range handed
- * over, or bytes); a bucket that must be waited for (CGI, proxy) delivers
- * the batch gathered so far first. */
-static apr_status_t data_item(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket *b,
-                              out_item *items, int *n)
-{
-    const char *data;
-    apr_size_t len;
-    apr_status_t rv;
-
-    if (APR_BUCKET_IS_FILE(b) && ctx->seen_head
-        && b->length >= H2_FILE_DUP_MIN && !ctx->copy_files
-        && !ctx->no_dup && file_item(ctx, b, &items[*n])) {
-        ++*n;
-        return APR_SUCCESS;
-    }
-    if (APR_BUCKET_IS_FILE(b) && b->length <= H2_FILE_DUP_MIN * 4
-        && (rv = file_to_heap(b)) != APR_SUCCESS) {
-        return rv;
-    }
-    rv = apr_bucket_read(b, &data, &len, APR_NONBLOCK_READ);
-    if (APR_STATUS_IS_EAGAIN(rv)) {
-        /* a slow producer: pass on what we have, then wait for it */
-        rv = deliver(ctx, items, *n, 1);
-        *n = 0;
-        if (rv == APR_SUCCESS) {
-            rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
-        }
-    }
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    if (!ctx->seen_head) {
-        apr_size_t used = interim_text(ctx, c2, data, len, &items[*n], n);
-        data += used;
-        len -= used;
-    }
-    if (ctx->seen_head && len > 0) {
-        if (*n == H2_OUT_BATCH) {
-            /* the head took the last slot: it goes first */
-            if ((rv = deliver(ctx, items, *n, 0)) != APR_SUCCESS) {
-                return rv;
-            }
-            *n = 0;
-        }
-        item_init(&items[*n], H2_HC_DATA, 0);
-        items[*n].data = data;
-        items[*n].len = len;
-        ++*n;
-    }
-    return APR_SUCCESS;
-}
-
-/* A tunnel (a WebSocket, a CONNECT) is open: its head went out. Each of
- * its writes is a message that waits for its answer: mod_proxy's tunnel
- * passes what it read from the backend without a flush, as the socket of
- * an HTTP/1.1 connection writes it at once, so a PONG or a short message
- * held back for more (up to a chunk) would wait for the connection's next
- * wakeup, which on worker and prefork may not come before the client's
- * next frame. */
-static int tunnel_open(const h2_c2_ctx *ctx)
-{
-    return ctx->seen_head && !ctx->seen_eos && is_tunnel(ctx);
-}
-
-/* Hand one batch of bb's buckets over (up to H2_OUT_BATCH items, or to an
- * EOR), gathered without the lock: bucket memory stays valid until the
- * buckets are deleted after delivery. */
-static apr_status_t out_batch(h2_c2_ctx *ctx, conn_rec *c2, apr_bucket_brigade *bb)
-{
-    out_item items[H2_OUT_BATCH];
-    apr_bucket *b, *last = NULL;
-    int i, n = 0, flush = 0, eor = 0;
-    apr_status_t rv = APR_SUCCESS;
-
-    for (b = APR_BRIGADE_FIRST(bb);
-         b != APR_BRIGADE_SENTINEL(bb) && n < H2_OUT_BATCH && !eor && rv == APR_SUCCESS;
-         b = APR_BUCKET_NEXT(b)) {
-        last = b;
-        if (APR_BUCKET_IS_METADATA(b)) {
-            n += meta_item(ctx, b, c2->aborted, &items[n], &flush, &eor);
-        }
-        else if (!ctx->seen_eos && b->length > 0) {
-            rv = data_item(ctx, c2, b, items, &n);
-        }
-    }
-    if (rv != APR_SUCCESS) {
-        for (i = 0; i < n; ++i) {
-            if (items[i].type == H2_HC_FILE) close(items[i].fd);
-        }
-        return rv;
-    }
-    if (n > 0 || !ctx->seen_eos) {
-        rv = deliver(ctx, items, n, flush || eor || tunnel_open(ctx));
-    }
-    /* else: the response is complete and handed over; the flush and EOR
-     * httpd sends after it have nothing to push, and a wakeup of the
-     * connection for them would cost a context switch per request */
-    if (rv == APR_SUCCESS) {
-        /* delete what was delivered, the EOR (and with it the request) last */
-        while (!APR_BRIGADE_EMPTY(bb)) {
-            b = APR_BRIGADE_FIRST(bb);
-            if (AP_BUCKET_IS_EOR(b)) {
-                ctx->r = NULL;
-                if (park_eor(ctx, c2, b)) {
-                    if (b == last) break;
-                    continue;
-                }
-            }
-            apr_bucket_delete(b);
-            if (b == last) break;
-        }
-    }
-    return rv;
-}
-
-/* The EOR in bb, if any. */
-static apr_bucket *eor_of(apr_bucket_brigade *bb)
-{
-    apr_bucket *b;
-    for (b = APR_BRIGADE_FIRST(bb); b != APR_BRIGADE_SENTINEL(bb); b = APR_BUCKET_NEXT(b)) {
-        if (AP_BUCKET_IS_EOR(b)) return b;
-    }
-    return NULL;
-}
-
-static apr_status_t c2_out_filter(ap_filter_t *f, apr_bucket_brigade *bb)
-{
-    conn_rec *c2 = f->c;
-    h2_c2_ctx *ctx = c2_ctx(c2);
-    apr_status_t rv = APR_SUCCESS;
-    apr_bucket *b;
-
-    if (!ctx->x) {
-        apr_brigade_cleanup(bb);
-        return APR_SUCCESS;
-    }
-    while (!APR_BRIGADE_EMPTY(bb)) {
-        if ((rv = out_batch(ctx, c2, bb)) != APR_SUCCESS) {
-            c2->aborted = 1;
-            if (ctx->seen_head && !ctx->seen_eos) {
-                /* The response broke (e.g. a CGI timed out). Whatever ends
-                 * the request later must not look like a complete
-                 * response: reset the stream now. */
-                deliver_reset(ctx, H2_ERR_INTERNAL_ERROR);
-            }
-            if ((b = eor_of(bb)) != NULL) {
-                ctx->r = NULL;
-                park_eor(ctx, c2, b);   /* the log still tells what went out */
-            }
-            apr_brigade_cleanup(bb);
-            return rv;
-        }
-    }
-    return rv;
+    shell_put(h2_c2_ctx_get(c2)->shell);
 }
 
 /* --- input: the request body --- */
 
 static apr_status_t send_100_continue(h2_c2_ctx *ctx)
 {
-    out_item it;
-    item_init(&it, H2_HC_INTERIM, 100);
+    h2_c2_item it;
+    h2_c2_item_init(&it, H2_HC_INTERIM, 100);
     ctx->sent_100 = 1;
-    return deliver(ctx, &it, 1, 1);
+    return h2_c2_deliver(ctx, &it, 1, 1);
 }
 
 /* When the handler's wait for more body ends (RequestReadTimeout's body
@@ -707,7 +293,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
                                  apr_off_t readbytes)
 {
     conn_rec *c2 = f->c;
-    h2_c2_ctx *ctx = c2_ctx(c2);
+    h2_c2_ctx *ctx = h2_c2_ctx_get(c2);
     apr_status_t rv = APR_SUCCESS;
     apr_off_t n = 0, limit;
     apr_time_t deadline;
@@ -764,7 +350,7 @@ static apr_status_t c2_in_filter(ap_filter_t *f, apr_bucket_brigade *bb,
         return rv;
     }
     if (!spec) {
-        ctx->in_eof = is_tunnel(ctx) && !APR_BRIGADE_EMPTY(bb)
+        ctx->in_eof = h2_c2_is_tunnel(ctx) && !APR_BRIGADE_EMPTY(bb)
                       && APR_BUCKET_IS_EOS(APR_BRIGADE_LAST(bb));
         ctx->body_read += n;   /* mod_logio's input filter counts it */
         limit = ctx->r? (apr_off_t)ap_get_limit_req_body(ctx->r) : 0;
@@ -788,7 +374,7 @@ static void log_parked(h2_c2_ctx *ctx, conn_rec *c2)
     apr_bucket *eor = ctx->parked_eor;
 
     ctx->parked_eor = NULL;
-    log_ready(ctx, c2);
+    h2_c2_log_ready(ctx, c2);
     apr_bucket_destroy(eor);
 }
 
@@ -824,7 +410,7 @@ static int c2_run(h2_c2_ctx *ctx, conn_rec *c2, h2_x *x, const h2_x_req *req,
 
     if (!ctx->seen_eos) {
         /* the request ended without completing its response */
-        deliver_reset(ctx, c2->aborted? H2_ERR_CANCEL : H2_ERR_INTERNAL_ERROR);
+        h2_c2_deliver_reset(ctx, c2->aborted? H2_ERR_CANCEL : H2_ERR_INTERNAL_ERROR);
     }
     if (ctx->parked_eor) {
         ctx->worker = NULL;
@@ -846,9 +432,9 @@ static void c2_process(h2_worker *wk, h2_wtask *task)
 
     in_worker = 1;
     req = h2_x_worker_take(x, wk, &c2);
-    if (req && c2 && c2_ctx(c2)->parked_eor) {
+    if (req && c2 && h2_c2_ctx_get(c2)->parked_eor) {
         /* a parked log, handed back once the response went out */
-        ctx = c2_ctx(c2);
+        ctx = h2_c2_ctx_get(c2);
         ctx->worker = wk;
         c2->current_thread = wk->thread;
         log_parked(ctx, c2);
@@ -858,7 +444,7 @@ static void c2_process(h2_worker *wk, h2_wtask *task)
         if (!c2) {
             c2 = c2_create(req->set->c1, wk);
         }
-        if (c2_run(c2_ctx(c2), c2, x, req, wk)) {
+        if (c2_run(h2_c2_ctx_get(c2), c2, x, req, wk)) {
             return;
         }
     }
@@ -904,7 +490,7 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
      * module should it ever be unloaded */
     pthread_atfork(NULL, NULL, c2_after_fork_in_child);
     h2_workers_create(s, pchild, minw, maxw, idle, c2_process);
-    logio_add_bytes_out = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_out);
+    h2_c2_logio_out = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_out);
     logio_add_bytes_in = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_in);
     return APR_SUCCESS;
 }
@@ -915,7 +501,7 @@ static int c2_directory_settings(request_rec *r)
 {
     h2_c2_ctx *ctx;
 
-    if (r->main || !r->connection->master || !(ctx = c2_ctx(r->connection))
+    if (r->main || !r->connection->master || !(ctx = h2_c2_ctx_get(r->connection))
         || !ctx->x) {
         return DECLINED;
     }
@@ -928,7 +514,7 @@ static int c2_directory_settings(request_rec *r)
  * 1 if there are any. They go before the 103 that links to them (RFC
  * 9113 8.4: a client must not ask for them itself first). */
 static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
-                      out_item *it)
+                      h2_c2_item *it)
 {
     const char *scheme, *authority;
     apr_table_t *t;
@@ -938,7 +524,7 @@ static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
         || !(t = h2_response_push_fields(r, h2_config_push_resources(r), hint_fields))) {
         return 0;
     }
-    item_init(it, H2_HC_PUSH, 0);
+    h2_c2_item_init(it, H2_HC_PUSH, 0);
     it->fields = t;
     apr_table_setn(r->notes, H2_NOTE_PUSHED_EARLY, "1");
     return 1;
@@ -952,11 +538,11 @@ static int c2_early_hints(request_rec *r)
     h2_c2_ctx *ctx;
     apr_array_header_t *hints;
     apr_table_t *fields;
-    out_item it[2];
+    h2_c2_item it[2];
     int i, n;
 
     if (r->main || r->prev || !r->connection->master
-        || !(ctx = c2_ctx(r->connection)) || !ctx->x || ctx->seen_head
+        || !(ctx = h2_c2_ctx_get(r->connection)) || !ctx->x || ctx->seen_head
         || h2_config_rget(r, H2_CONF_EARLY_HINTS) != 1
         || !(hints = h2_config_early_hints(r)) || hints->nelts < 2) {
         return DECLINED;
@@ -967,9 +553,9 @@ static int c2_early_hints(request_rec *r)
                       APR_ARRAY_IDX(hints, i + 1, const char *));
     }
     n = early_push(ctx, r, fields, &it[0]);
-    item_init(&it[n], H2_HC_INTERIM, HTTP_EARLY_HINTS);
+    h2_c2_item_init(&it[n], H2_HC_INTERIM, HTTP_EARLY_HINTS);
     it[n].fields = fields;
-    deliver(ctx, it, n + 1, 1);
+    h2_c2_deliver(ctx, it, n + 1, 1);
     return DECLINED;
 }
 
@@ -980,7 +566,7 @@ static int c2_early_hints(request_rec *r)
 static apr_status_t http2_get_pollfd_from_conn(conn_rec *c, apr_pollfd_t *pfd,
                                                apr_interval_time_t *ptimeout)
 {
-    h2_c2_ctx *ctx = c->master? c2_ctx(c) : NULL;
+    h2_c2_ctx *ctx = c->master? h2_c2_ctx_get(c) : NULL;
 
     if (!ctx || !ctx->x) {
         return APR_ENOTIMPL;
@@ -1025,7 +611,7 @@ void h2_c2_register_hooks(void)
     ap_hook_fixups(c2_early_hints, NULL, NULL, APR_HOOK_LAST);
     c2_in_handle = ap_register_input_filter("H2_C2_IN", c2_in_filter, NULL,
                                             AP_FTYPE_NETWORK);
-    c2_out_handle = ap_register_output_filter("H2_C2_OUT", c2_out_filter, NULL,
+    c2_out_handle = ap_register_output_filter("H2_C2_OUT", h2_c2_out_filter, NULL,
                                               AP_FTYPE_NETWORK);
     ws_no_body_handle = ap_register_input_filter("H2_WS_NO_BODY", ws_no_body_filter,
                                                  NULL, AP_FTYPE_PROTOCOL);
