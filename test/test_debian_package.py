@@ -399,6 +399,9 @@ def test_install_puts_mod_h2_in_place_and_http2_stays_enabled(machine, debs):
     for f in ("http2.load", "http2.conf"):
         assert os.readlink(os.path.join(MODS, f)) == os.path.join(OURS, f)
         assert read(os.path.join(MODS, f + ".stock")) == machine["original"][f]
+        # where dpkg puts apache2's file from now on: its upgrades go there
+        assert sh(["dpkg-divert", "--truename", os.path.join(MODS, f)]).stdout.strip() == \
+            os.path.join(MODS, f + ".stock")
     # Debian's http2.conf as shipped gives way to mod_h2's (one with local
     # changes stays in use: the last test)
     ours = read(os.path.join(REPO, "setup", "http2.conf"))
