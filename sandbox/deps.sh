@@ -6,7 +6,8 @@
 #    test/test_php_prefork.py (the system apache2's MPM is left as it was),
 #    php8.2-fpm for the application-stack tests (test/phpfpm.py runs a
 #    private php-fpm; the system's php8.2-fpm service is neither started
-#    here nor used)
+#    here nor used), and what building the Debian package needs
+#    (test/test_debian_package.py)
 #  - chromium (optional, for the browser tests; a failure only warns)
 #  - the Python modules h2, pytest and websocket-client for $PYTHON (default: python3 on PATH,
 #    which may be a pyenv interpreter that does not see Debian's packages)
@@ -26,7 +27,7 @@ PKGS=(apache2 apache2-dev libnghttp2-dev nghttp2-client nghttp2-server curl
       openssl ca-certificates python3 python3-pytest python3-h2 python3-pip
       pkg-config autoconf automake libtool build-essential
       clang libclang-rt-14-dev valgrind apache2-doc haproxy nghttp2-proxy
-      libapache2-mod-php8.2 php8.2-fpm php8.2-cli)
+      libapache2-mod-php8.2 php8.2-fpm php8.2-cli dpkg-dev debhelper fakeroot lintian git)
 if ! command -v go >/dev/null 2>&1; then
     PKGS+=(golang-go)
 fi
