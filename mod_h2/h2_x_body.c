@@ -237,6 +237,11 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
     while (!x->in.first && !x->in_eos && !x->aborted) {
         apr_interval_time_t wait = x->timeout;
         if (block == APR_NONBLOCK_READ) {
+            /* The pipe may say input came that an earlier read took
+             * already (h2_x_c1_body_due() signals what came since its last
+             * call): quiet it, or a poller (mod_proxy's tunnels) finds it
+             * readable at once again and spins until more input comes. */
+            h2_x_poll_drain_locked(x);
             apr_thread_mutex_unlock(xc->mutex);
             return APR_EAGAIN;
         }

@@ -24,7 +24,7 @@
  * left. Seeded (H2_XT_SEED), the seed printed; H2_XT_ROUNDS streams
  * (default 8000, about 3 s) or H2_XT_SECONDS (default 20), whichever ends
  * first; H2_XT_SLOW prints the streams of a connection thread that slept
- * over 50 ms.
+ * over 50 ms and the handlers of normal streams that ended early.
  * Meant to be run under ThreadSanitizer too (make -C sandbox test-tsan). */
 
 #include <dirent.h>

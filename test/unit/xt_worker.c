@@ -139,14 +139,28 @@ static apr_status_t body_read(wctx *w, int block)
     apr_status_t rv;
 
     if (w->pl.use_pollfd && block) {
-        if ((rv = poll_wait(w)) != APR_SUCCESS) {
-            return rv;
-        }
-        block = 0;
+        /* as a tunnel does: poll, read what is there, poll again when
+         * nothing was; the pipe may have been readable for input the last
+         * read took already, once, but must then go quiet */
+        int idle = 0;
+        do {
+            if ((rv = poll_wait(w)) != APR_SUCCESS) {
+                return rv;
+            }
+            rv = h2_x_worker_body(w->x, w->bb, getline, spec, APR_NONBLOCK_READ,
+                                  want, deadline, w->trailers, &n);
+            if (APR_STATUS_IS_EAGAIN(rv) && ++idle > 1) {
+                xt_fail("(%ld-%d) the input pipe stays readable with no input",
+                        w->req->set->conn_id, w->req->id);
+                return rv;
+            }
+        } while (APR_STATUS_IS_EAGAIN(rv));
     }
-    rv = h2_x_worker_body(w->x, w->bb, getline, spec,
-                          block? APR_BLOCK_READ : APR_NONBLOCK_READ, want, deadline,
-                          w->trailers, &n);
+    else {
+        rv = h2_x_worker_body(w->x, w->bb, getline, spec,
+                              block? APR_BLOCK_READ : APR_NONBLOCK_READ, want,
+                              deadline, w->trailers, &n);
+    }
     if (rv == APR_SUCCESS) {
         body_check(w, spec, getline, n);
     }
@@ -314,6 +328,11 @@ void xt_process(h2_worker *wk, h2_wtask *task)
     h2_x_worker_timeout(x, w.pl.timeout);
 
     if ((rv = handle(&w)) != APR_SUCCESS) {
+        if (getenv("H2_XT_SLOW") && w.pl.kind == XT_NORMAL && rv != APR_ECONNABORTED) {
+            fprintf(stderr, "(%ld-%d) handler ended with %d, body %zu/%zu eos %d pollfd %d\n",
+                    w.req->set->conn_id, w.req->id, rv, w.body_off, w.pl.body_len,
+                    w.body_eos, w.pl.use_pollfd);
+        }
         /* as c2_process() does for a response that did not end */
         memset(&it, 0, sizeof(it));
         it.type = H2_HC_RESET;
