@@ -123,7 +123,9 @@ void h2_x_c1_body_due(h2_xconn *xc, apr_size_t min)
 
 void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers)
 {
-    if (x->state == H2_XS_NEW) {
+    /* Not x->state: once the stream is queued, workers write that (under
+     * the lock), and reading it here without the lock raced with them. */
+    if (!x->pended) {
         /* no worker sees it yet (the usual GET): no lock */
         x->in_eos = 1;
         x->trailers_in = trailers;
