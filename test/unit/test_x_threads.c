@@ -23,7 +23,8 @@
  * DONE; at the end no chunk, descriptor or secondary connection may be
  * left. Seeded (H2_XT_SEED), the seed printed; H2_XT_ROUNDS streams
  * (default 8000, about 3 s) or H2_XT_SECONDS (default 20), whichever ends
- * first; H2_XT_SLOW prints the streams of a connection thread that slept
+ * first; H2_XT_IDLE the workers' idle seconds (default: 0 or 1 by the
+ * seed); H2_XT_SLOW prints the streams of a connection thread that slept
  * over 50 ms and the handlers of normal streams that ended early.
  * Meant to be run under ThreadSanitizer too (make -C sandbox test-tsan). */
 
@@ -718,7 +719,7 @@ int main(void)
     apr_pool_t *pchild, *p;
     server_rec *s;
     apr_time_t start;
-    int fds;
+    int fds, idle;
 
     xt_seed = env_num("H2_XT_SEED", (apr_uint64_t)time(NULL) ^ ((apr_uint64_t)getpid() << 20));
     rounds_max = (apr_uint32_t)env_num("H2_XT_ROUNDS", 8000);
@@ -733,7 +734,11 @@ int main(void)
     s = apr_pcalloc(pchild, sizeof(*s));
     s->log.level = APLOG_WARNING;
     CHECK(h2_hspare_child_init(pchild) == APR_SUCCESS);
-    CHECK(h2_workers_create(s, pchild, 1, 4, 1, xt_process) != NULL);
+    /* with 0 s, workers above the minimum retire whenever the queue is
+     * empty, and threads come and go all through the run; with 1 s they
+     * park, and pushes wake them */
+    idle = (int)env_num("H2_XT_IDLE", xt_seed & 1);
+    CHECK(h2_workers_create(s, pchild, 1, 4, idle, xt_process) != NULL);
 
     start = apr_time_now();
     deadline = start + apr_time_from_sec((long)env_num("H2_XT_SECONDS", 20));
