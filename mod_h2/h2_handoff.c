@@ -89,7 +89,10 @@ static h2_hchunk *hspare_get(void)
 {
     h2_hchunk *c = NULL;
 
-    if (spare && spare_mutex) {
+    /* spare is read under the lock only: a peek without it raced with the
+     * workers' hspare_put() (a data race, whatever value it read), and
+     * this runs only when a connection's own cache has no chunk */
+    if (spare_mutex) {
         apr_thread_mutex_lock(spare_mutex);
         if ((c = spare) != NULL) {
             spare = c->next;

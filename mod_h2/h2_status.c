@@ -38,6 +38,13 @@
 #define H2_STATUS_ROWS_THREADED 64
 #define H2_STATUS_ROWS_PREFORK  2
 
+/* mod_status of any child reads these while their owners write them, with
+ * no lock (none can span processes: a child may die holding it). The
+ * counts are read and written with APR's atomics: a reader in the same
+ * process as the writer otherwise raced with it in C's sense (what
+ * ThreadSanitizer reported for the workers' counts against the
+ * status page's sums). The texts are copied as they are, as httpd's
+ * scoreboard lines are: a reader may see one half-written. */
 struct h2_status_row {
     apr_uint32_t in_use;
     apr_uint32_t started, done;    /* streams */
@@ -124,7 +131,7 @@ void h2_status_child_init(apr_pool_t *pchild)
     mine = NULL;
     for (i = 0; head && i < head->nchildren; ++i) {
         h2_status_child *ch = child_at(i);
-        apr_uint32_t owner = ch->owner;
+        apr_uint32_t owner = apr_atomic_read32(&ch->owner);
         /* a child that died left its part behind: take it over */
         if (owner_gone(owner) && apr_atomic_cas32(&ch->owner, me, owner) == owner) {
             memset((char *)ch + sizeof(ch->owner), 0, head->stride - sizeof(ch->owner));
@@ -157,7 +164,8 @@ h2_status_row *h2_status_c1_open(conn_rec *c1, const char *protocol)
     for (i = 0; i < head->nrows; ++i) {
         h2_status_row *row = row_at(mine, i);
         if (apr_atomic_cas32(&row->in_use, 1, 0) == 0) {
-            row->started = row->done = 0;
+            apr_atomic_set32(&row->started, 0);
+            apr_atomic_set32(&row->done, 0);
             row->last_id = 0;
             row->conn_id = c1->id;
             apr_cpystrn(row->client, c1->client_ip? c1->client_ip : "",
@@ -182,7 +190,7 @@ void h2_status_c1_stream_start(h2_status_row *row, int id, const char *method,
                                const char *path)
 {
     if (row) {
-        row->started++;
+        apr_atomic_inc32(&row->started);
         row->last_id = id;
         if (ap_extended_status) {
             /* copied, not formatted: this is per stream */
@@ -195,7 +203,7 @@ void h2_status_c1_stream_start(h2_status_row *row, int id, const char *method,
 void h2_status_c1_stream_done(h2_status_row *row)
 {
     if (row) {
-        row->done++;
+        apr_atomic_inc32(&row->done);
     }
 }
 
@@ -236,9 +244,9 @@ void h2_status_c1_state(h2_status_row *row, conn_rec *c1, const char *state)
 void h2_status_workers(int running, int idle, int max)
 {
     if (mine) {
-        mine->running = (apr_uint32_t)running;
-        mine->idle = (apr_uint32_t)idle;
-        mine->max = (apr_uint32_t)max;
+        apr_atomic_set32(&mine->running, (apr_uint32_t)running);
+        apr_atomic_set32(&mine->idle, (apr_uint32_t)idle);
+        apr_atomic_set32(&mine->max, (apr_uint32_t)max);
     }
 }
 
@@ -252,19 +260,21 @@ static void sum_up(h2_status_sum *sum)
     memset(sum, 0, sizeof(*sum));
     for (i = 0; i < head->nchildren; ++i) {
         h2_status_child *ch = child_at(i);
-        apr_uint32_t running = ch->running, idle = ch->idle;
-        if (owner_gone(ch->owner)) {
+        apr_uint32_t running = apr_atomic_read32(&ch->running);
+        apr_uint32_t idle = apr_atomic_read32(&ch->idle);
+        if (owner_gone(apr_atomic_read32(&ch->owner))) {
             continue;
         }
         sum->children++;
         sum->busy += running > idle? running - idle : 0;
         sum->idle += idle;
-        sum->max += ch->max;
-        sum->conns += ch->unlisted;
+        sum->max += apr_atomic_read32(&ch->max);
+        sum->conns += apr_atomic_read32(&ch->unlisted);
         for (k = 0; k < head->nrows; ++k) {
             h2_status_row *row = row_at(ch, k);
-            apr_uint32_t started = row->started, done = row->done;
-            if (row->in_use) {
+            apr_uint32_t started = apr_atomic_read32(&row->started);
+            apr_uint32_t done = apr_atomic_read32(&row->done);
+            if (apr_atomic_read32(&row->in_use)) {
                 sum->conns++;
                 sum->open += started > done? started - done : 0;
             }
@@ -280,7 +290,7 @@ static void print_rows(request_rec *r)
              "<th>State</th><th>Last request</th></tr>\n", r);
     for (i = 0; i < head->nchildren; ++i) {
         h2_status_child *ch = child_at(i);
-        if (owner_gone(ch->owner)) {
+        if (owner_gone(apr_atomic_read32(&ch->owner))) {
             continue;
         }
         for (k = 0; k < head->nrows; ++k) {

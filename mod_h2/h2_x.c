@@ -195,13 +195,14 @@ void h2_x_c1_destroy(h2_x *x)
 {
     h2_xconn *xc = x->xc;
 
+    apr_thread_mutex_lock(xc->mutex);
+    /* under the lock: when this warns, a worker may be writing the state */
     if (x->state != H2_XS_NEW && x->state != H2_XS_DONE
         && x->state != H2_XS_PENDING) {
         ap_log_cerror(APLOG_MARK, APLOG_WARNING, 0, xc->set->c1, APLOGNO(21090)
                       "h2_x(%ld-%d): invalid transition: freed while %s", xc->set->conn_id, x->req.id,
                       h2_x_state_str(x->state));
     }
-    apr_thread_mutex_lock(xc->mutex);
     /* what the connection's budget still counts for this stream */
     xc->mem_in -= x->in.mem + x->in_consumed;
     xc->mem_out -= x->out_buffered;
@@ -216,6 +217,7 @@ void h2_x_c1_pend(h2_x *x)
 {
     /* no worker sees a stream before it is admitted: no lock yet */
     transit_locked(x, H2_XS_PENDING, "to be run");
+    x->pended = 1;
 }
 
 /* How many of a connection's workers WebSockets may hold: they hold one

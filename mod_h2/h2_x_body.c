@@ -123,7 +123,9 @@ void h2_x_c1_body_due(h2_xconn *xc, apr_size_t min)
 
 void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers)
 {
-    if (x->state == H2_XS_NEW) {
+    /* Not x->state: once the stream is queued, workers write that (under
+     * the lock), and reading it here without the lock raced with them. */
+    if (!x->pended) {
         /* no worker sees it yet (the usual GET): no lock */
         x->in_eos = 1;
         x->trailers_in = trailers;
@@ -237,6 +239,11 @@ apr_status_t h2_x_worker_body(h2_x *x, apr_bucket_brigade *bb, int getline,
     while (!x->in.first && !x->in_eos && !x->aborted) {
         apr_interval_time_t wait = x->timeout;
         if (block == APR_NONBLOCK_READ) {
+            /* The pipe may say input came that an earlier read took
+             * already (h2_x_c1_body_due() signals what came since its last
+             * call): quiet it, or a poller (mod_proxy's tunnels) finds it
+             * readable at once again and spins until more input comes. */
+            h2_x_poll_drain_locked(x);
             apr_thread_mutex_unlock(xc->mutex);
             return APR_EAGAIN;
         }

@@ -96,6 +96,8 @@ struct h2_x {
     int poll_signalled;
 
     /* connection thread only */
+    int pended;                     /* left NEW (h2_x_c1_pend): workers may
+                                     * see it, state is read under the lock */
     int in_sent_list;
     h2_x *next_sent;
     int in_due;                     /* body came since the last h2_x_c1_body_due */

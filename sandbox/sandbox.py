@@ -14,10 +14,10 @@ Usage (all options also come from the environment, see --help):
   sandbox.py start|stop|restart|reload|status|setup|urls|reports
       [--dir DIR] [--port-base N | --http-port P --https-port P]
       [--mpm event|worker|prefork] [--module ours|stock|none]
-      [--sanitize asan|valgrind]
+      [--sanitize asan|tsan|valgrind]
 
-`reports` lists what AddressSanitizer, UBSan or valgrind reported
-(exit status 1 if anything).
+`reports` lists what AddressSanitizer, UBSan, ThreadSanitizer or valgrind
+reported (exit status 1 if anything).
 
 The test suite imports this file and uses the Sandbox class directly.
 """
@@ -43,6 +43,10 @@ SYS_MODULE_DIR = os.environ.get("H2_HTTPD_MODULE_DIR", "/usr/lib/apache2/modules
 OUR_MODULE = os.path.join(REPO_DIR, "mod_h2", ".libs", "mod_h2.so")
 # the AddressSanitizer + UBSan build of `make -C sandbox build-asan`
 ASAN_MODULE = os.path.join(REPO_DIR, "build-asan", "obj", "mod_h2", ".libs", "mod_h2.so")
+# the ThreadSanitizer build of `make -C sandbox build-tsan`
+TSAN_MODULE = os.path.join(REPO_DIR, "build-tsan", "obj", "mod_h2", ".libs", "mod_h2.so")
+# APR's atomics built with TSan, preloaded with it (sandbox/tsan_apr_atomic.c)
+TSAN_APR_ATOMIC = os.path.join(REPO_DIR, "build-tsan", "libh2_tsan_apr_atomic.so")
 VALGRIND_SUPP = os.path.join(SANDBOX_DIR, "valgrind.supp")
 # ASan keeps freed memory this long (in MB per process) before reusing it:
 # a use after free within that much later allocation is caught. Less than
@@ -52,11 +56,12 @@ ASAN_QUARANTINE_MB = 64
 MPMS = ("event", "worker", "prefork")
 MODULES = ("ours", "stock", "none")
 # H2_SANITIZE: run httpd plain, with the ASan/UBSan runtime preloaded (and
-# the module of build-asan/), or under valgrind memcheck
-SANITIZERS = ("", "asan", "valgrind")
+# the module of build-asan/), with the TSan runtime preloaded (and the
+# module of build-tsan/), or under valgrind memcheck
+SANITIZERS = ("", "asan", "valgrind", "tsan")
 # how much slower httpd gets under each: scales the time limits of the
 # sandbox (start, stop, reload) and of the tests' clients
-SLOWDOWN = {"": 1, "asan": 3, "valgrind": 10}
+SLOWDOWN = {"": 1, "asan": 3, "valgrind": 10, "tsan": 5}
 
 
 def slowdown():
@@ -290,7 +295,7 @@ class Sandbox:
                                % (self.sanitize, SANITIZERS[1:]))
         self.module_path = os.path.abspath(
             module_path or os.environ.get("H2_MODULE_PATH")
-            or (ASAN_MODULE if self.sanitize == "asan" else OUR_MODULE))
+            or {"asan": ASAN_MODULE, "tsan": TSAN_MODULE}.get(self.sanitize, OUR_MODULE))
 
     # ------------------------------------------------------------ paths
     def path(self, *parts):
@@ -775,10 +780,15 @@ MaxMemFree 1
         except OSError:
             out = ""
         libs = []
-        for name in ("libasan", "libubsan"):
+        for name in ("libasan", "libubsan", "libtsan"):
             m = re.search(r"^\s*%s\.so\S*\s+=>\s+(/\S+)" % name, out, re.M)
             if m:
                 libs.append(m.group(1))
+        if self.sanitize == "tsan":
+            if not libs or "libtsan" not in libs[0]:
+                raise SandboxError("%s is not linked with gcc's libtsan: build it with "
+                                   "`make -C sandbox build-tsan`" % self.module_path)
+            return libs
         if not libs or "libasan" not in libs[0]:
             raise SandboxError("%s is not linked with gcc's libasan: build it with "
                                "`make -C sandbox build-asan`" % self.module_path)
@@ -792,6 +802,8 @@ MaxMemFree 1
         these variables: mod_cgi(d) builds their environment from the
         request alone."""
         env = dict(os.environ)
+        if self.sanitize == "tsan" and self.module == "ours":
+            return self.tsan_env(env)
         if self.sanitize != "asan" or self.module != "ours":
             return env
         d = self.sanitizer_dir
@@ -814,6 +826,33 @@ MaxMemFree 1
         opts = ["log_path=%s/ubsan" % d, "print_stacktrace=1", "halt_on_error=0",
                 "report_error_type=1"]
         env["UBSAN_OPTIONS"] = ":".join(opts + [os.environ.get("UBSAN_OPTIONS", "")]).rstrip(":")
+        return env
+
+    def tsan_env(self, env):
+        """httpd with the ThreadSanitizer runtime preloaded (apache2, APR
+        and the other modules are not instrumented: TSan sees their
+        threads' synchronization only through the pthread calls it
+        intercepts). Reports go to tsan.PID in sanitizer_dir."""
+        if not os.path.exists(TSAN_APR_ATOMIC):
+            raise SandboxError("%s not built yet: run `make -C sandbox build-tsan`"
+                               % TSAN_APR_ATOMIC)
+        env["LD_PRELOAD"] = " ".join(self.sanitizer_runtimes() + [TSAN_APR_ATOMIC]
+                                     + env.get("LD_PRELOAD", "").split())
+        # report_signal_unsafe=0: httpd's children stop from their SIGTERM
+        # handler, which runs the pool cleanups (OpenSSL's, the sessions'
+        # teardown) and so malloc and free inside a signal handler: that is
+        # httpd's way to exit, reported thousands of times per run, in its
+        # code and in OpenSSL's, never a race
+        # ignore_noninstrumented_modules=1: what httpd and APR themselves do
+        # through intercepted calls (close() of a listener while the
+        # listener thread has it in its epoll set, memcpy) is checked only
+        # when called from instrumented code, i.e. mod_h2's: their own
+        # races are not ours to find, and they are reported without a
+        # frame of ours. Their locks still order mod_h2's accesses.
+        opts = ["log_path=%s/tsan" % self.sanitizer_dir, "halt_on_error=0",
+                "second_deadlock_stack=1", "report_signal_unsafe=0",
+                "ignore_noninstrumented_modules=1"]
+        env["TSAN_OPTIONS"] = ":".join(opts + [os.environ.get("TSAN_OPTIONS", "")]).rstrip(":")
         return env
 
     def launcher(self):
@@ -847,8 +886,8 @@ MaxMemFree 1
                                % HTTPD_BIN)
         if self.module == "ours" and not os.path.exists(self.module_path):
             raise SandboxError("%s not built yet: run `make -C sandbox %s`"
-                               % (self.module_path, "build-asan" if self.sanitize == "asan"
-                                  else "build"))
+                               % (self.module_path, self.sanitize in ("asan", "tsan")
+                                  and "build-" + self.sanitize or "build"))
         if self.sanitize == "valgrind" and not shutil.which("valgrind"):
             raise SandboxError("valgrind not found: apt-get install valgrind")
         if self.module == "stock" and not os.path.exists(
@@ -1149,7 +1188,8 @@ def sandbox_from_args(argv=None):
                          "none = HTTP/1.1 only (env H2_MODULE, default ours)")
     ap.add_argument("--sanitize", choices=SANITIZERS,
                     help="asan = module of build-asan/ with the ASan+UBSan runtime "
-                         "preloaded, valgrind = httpd under valgrind memcheck "
+                         "preloaded, tsan = module of build-tsan/ with the TSan "
+                         "runtime preloaded, valgrind = httpd under valgrind memcheck "
                          "(env H2_SANITIZE, default none)")
     args = ap.parse_args(argv)
     kw = dict(run_dir=args.dir, port_base=args.port_base, http_port=args.http_port,

@@ -10,11 +10,12 @@ h2load and h2spec. Settings come from the environment:
                      i.e. 22180/22543; below the kernel's ephemeral
                      range, so no client socket can hold one)
   H2_TEST_RUN_DIR    runtime dir (default sandbox/run-test-<base>, with
-                     -asan or -valgrind appended under H2_SANITIZE)
-  H2_SANITIZE        asan | valgrind: httpd runs with the ASan+UBSan build
-                     of the module (build-asan/) and the sanitizer runtime
-                     preloaded, or under valgrind memcheck; any report fails
-                     the test during which it appeared (see sandbox.py)
+                     -asan, -tsan or -valgrind appended under H2_SANITIZE)
+  H2_SANITIZE        asan | tsan | valgrind: httpd runs with the ASan+UBSan
+                     build of the module (build-asan/) or its ThreadSanitizer
+                     build (build-tsan/) and the sanitizer runtime preloaded,
+                     or under valgrind memcheck; any report fails the test
+                     during which it appeared (see sandbox.py)
 """
 
 import json

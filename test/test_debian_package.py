@@ -45,7 +45,7 @@ ENABLED = "/etc/apache2/mods-enabled"
 OURS = "/etc/libapache2-mod-h2"
 MODULE = "/usr/lib/apache2/modules/mod_h2.so"
 STOCK_MODULE = "/usr/lib/apache2/modules/mod_http2.so"
-PORT_BASE = int(os.environ.get("H2_TEST_PORT_BASE", "22100"))
+PORT_BASE = int(os.environ.get("H2_TEST_PORT_BASE") or 22100)   # make exports it empty
 SNAPSHOT = "/var/tmp/h2pkgtest-%d" % PORT_BASE
 POLICY = "/usr/sbin/policy-rc.d"
 # a setting mod_h2 takes and the stock module refuses (migration.md)

@@ -75,13 +75,14 @@ file_put_contents($stamps, "end $id $pid\n", FILE_APPEND | LOCK_EX);
 
 
 class PhpSandbox(Sandbox):
-    """Under H2_SANITIZE=asan, PHP loads no extensions (the .ini files of
-    /etc/php/8.2/apache2/conf.d, opcache among them): it opens them with
-    RTLD_DEEPBIND, which the ASan runtime refuses, ending the child."""
+    """Under H2_SANITIZE=asan or tsan, PHP loads no extensions (the .ini
+    files of /etc/php/8.2/apache2/conf.d, opcache among them): it opens
+    them with RTLD_DEEPBIND, which the sanitizer runtimes refuse, ending
+    the child."""
 
     def httpd_env(self):
         env = super().httpd_env()
-        if self.sanitize == "asan":
+        if self.sanitize in ("asan", "tsan"):
             env["PHP_INI_SCAN_DIR"] = ""
         return env
 
