@@ -246,6 +246,7 @@ static void read_config(h2_session *s)
     h2_config_workers(s->s, &minw, &maxw, &idle_secs);
     s->xset.c1 = s->c1;
     s->xset.conn_id = s->id;
+    s->xset.sbh = s->c1->sbh;
     s->xset.loglevel = ap_get_conn_module_loglevel(s->c1, APLOG_MODULE_INDEX);
     s->xset.max_processing = (int)h2_config_sget(s->s, H2_CONF_MAX_SESSION_WORKERS);
     if (s->xset.max_processing == H2_CONF_UNSET) {

@@ -637,13 +637,14 @@ const h2_x_req *h2_x_worker_take(h2_x *x, h2_worker *wk, conn_rec **pc2)
 void h2_x_worker_count(h2_x *x, request_rec *r)
 {
     conn_rec *c1 = x->req.set->c1;
+    ap_sb_handle_t *sbh = c1->sbh? c1->sbh : (ap_sb_handle_t *)x->req.set->sbh;
 
     /* the client connection's scoreboard slot, as for its HTTP/1.1
      * requests; the lock keeps this connection's workers from losing
      * each other's updates */
-    if (c1->sbh) {
+    if (sbh) {
         apr_thread_mutex_lock(x->xc->mutex);
-        ap_increment_counts(c1->sbh, r);
+        ap_increment_counts(sbh, r);
         apr_thread_mutex_unlock(x->xc->mutex);
     }
 }

@@ -70,6 +70,10 @@ typedef struct h2_x_settings {
     int max_processing;                 /* streams with workers at once */
     int threaded;                       /* not prefork: wait on a condition */
     long conn_id;                       /* c1's id when the session started */
+    void *sbh;                          /* c1's scoreboard handle then: the
+                                         * event MPM clears c1's once the
+                                         * client closed, and a parked log
+                                         * may still count after that */
     int loglevel;                       /* the module's on c1, for traces:
                                          * fixed for a connection, and the
                                          * check is cheaper than APLOGc* */
