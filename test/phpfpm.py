@@ -28,6 +28,8 @@ import socket
 import subprocess
 import time
 
+from sandbox import pid_alive   # noqa: E402 (h2env puts sandbox/ on the path)
+
 FPM_BIN = os.environ.get("H2_PHP_FPM", "/usr/sbin/php-fpm8.2")
 SYS_MODULE_DIR = os.environ.get("H2_HTTPD_MODULE_DIR", "/usr/lib/apache2/modules")
 
@@ -180,20 +182,6 @@ def _php_str(s):
     return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 class FpmError(Exception):
     pass
 
@@ -329,7 +317,7 @@ LoadModule autoindex_module {m}/mod_autoindex.so
                 cmd = f.read().split(b"\0")
         except OSError:
             return None
-        if self.conf.encode() in cmd and _pid_alive(pid):
+        if self.conf.encode() in cmd and pid_alive(pid):
             return pid
         return None
 
@@ -345,7 +333,7 @@ LoadModule autoindex_module {m}/mod_autoindex.so
                 if self.proc is not None and self.proc.pid == pid:
                     if self.proc.poll() is not None:
                         return
-                elif not _pid_alive(pid):
+                elif not pid_alive(pid):
                     return
                 time.sleep(0.05)
 
