@@ -941,6 +941,7 @@ def callgrind_total(key, module, n, h1=False, tls=False):
             res["error"] = "no callgrind output %s" % dump
             return res
         res["ir"] = total
+        res["dump"] = dump
     finally:
         holder.stop()
     return res

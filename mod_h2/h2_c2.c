@@ -423,6 +423,18 @@ static int c2_run(h2_c2_ctx *ctx, conn_rec *c2, h2_x *x, const h2_x_req *req,
     return 0;
 }
 
+/* The connection thread writes a parked log (h2_x_c1_run_logs): as over
+ * HTTP/1.1, the thread that wrote the response logs it. */
+static void c2_log_on_c1(conn_rec *c2)
+{
+    h2_c2_ctx *ctx = h2_c2_ctx_get(c2);
+
+    ctx->worker = NULL;
+    c2->current_thread = c2->master->current_thread;
+    log_parked(ctx, c2);
+    c2_unbind(ctx, c2);
+}
+
 static void c2_process(h2_worker *wk, h2_wtask *task)
 {
     h2_x *x = h2_x_worker_of(task);
@@ -490,6 +502,7 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
      * module should it ever be unloaded */
     pthread_atfork(NULL, NULL, c2_after_fork_in_child);
     h2_workers_create(s, pchild, minw, maxw, idle, c2_process);
+    h2_x_child_log_by(c2_log_on_c1);
     h2_c2_logio_out = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_out);
     logio_add_bytes_in = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_in);
     return APR_SUCCESS;

@@ -370,6 +370,7 @@ static apr_status_t process(h2_session *s, int how)
             h2_session_transit(s, H2_SEV_ERROR);
             break;
         }
+        h2_x_c1_run_logs(s->xc);    /* what the flush settled */
         if (s->stop >= H2_STOP_CLOSE
             || (!nghttp2_session_want_read(s->ngh)
                 && !nghttp2_session_want_write(s->ngh))) {
@@ -434,6 +435,7 @@ void h2_session_goodbye(h2_session *s, const char *why)
 apr_status_t h2_session_process(h2_session *s, int how)
 {
     apr_status_t rv = process(s, how);
+    h2_x_c1_run_logs(s->xc);    /* streams reset on the way out */
     /* Whatever the connection thread leaves for: workers get the body that
      * waited for a batch, and the MPM's polls (and httpd's lingering
      * close) want every byte. */

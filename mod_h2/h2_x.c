@@ -299,11 +299,55 @@ static int log_due_locked(h2_x *x)
     return 1;
 }
 
-/* Hand x's parked log to a worker (the queue's lock, without ours). */
-static void push_log(h2_x *x)
+static h2_x_log_fn *log_runner;
+
+void h2_x_child_log_by(h2_x_log_fn *fn)
 {
+    log_runner = fn;
+}
+
+/* x's parked log is due (once; the queue's lock, without ours): the
+ * connection thread writes it after its next flush. Under prefork a worker
+ * does, so that one request's code runs at a time in the process. */
+static void log_due(h2_x *x)
+{
+    h2_xconn *xc = x->xc;
     h2_wtask *t = &x->task;
+
+    if (log_runner && xc->set->threaded) {
+        x->next_log = NULL;
+        if (xc->logs_last) xc->logs_last->next_log = x;
+        else xc->logs_first = x;
+        xc->logs_last = x;
+        return;
+    }
     h2_workers_push(h2_workers_of_child(), &t, 1);
+}
+
+static conn_rec *finish(h2_x *x, conn_rec *c2, const char *why);
+
+void h2_x_c1_run_logs(h2_xconn *xc)
+{
+    h2_x *x;
+    conn_rec *c2;
+
+    while ((x = xc->logs_first) != NULL) {
+        xc->logs_first = x->next_log;
+        if (!xc->logs_first) {
+            xc->logs_last = NULL;
+        }
+        apr_thread_mutex_lock(xc->mutex);
+        transit_locked(x, H2_XS_RUNNING, "its log taken by the connection thread");
+        xc->n_parked--;
+        c2 = x->parked_c2;
+        x->parked_c2 = NULL;
+        apr_thread_mutex_unlock(xc->mutex);
+        log_runner(c2);
+        c2 = finish(x, c2, "logged by the connection thread");
+        if (c2) {
+            h2_c2_discard(c2);
+        }
+    }
 }
 
 int h2_x_c1_abort(h2_x *x)
@@ -332,7 +376,7 @@ int h2_x_c1_abort(h2_x *x)
         due = log_due_locked(x);
         apr_thread_mutex_unlock(xc->mutex);
         if (due) {
-            push_log(x);
+            log_due(x);
         }
         return 1;
     }
@@ -460,7 +504,7 @@ void h2_x_c1_settle(h2_x *x)
     due = log_due_locked(x);
     apr_thread_mutex_unlock(xc->mutex);
     if (due) {
-        push_log(x);
+        log_due(x);
     }
 }
 
@@ -581,6 +625,7 @@ void h2_x_c1_teardown_start(h2_xconn *xc)
 
 void h2_x_c1_teardown_wait(h2_xconn *xc)
 {
+    h2_x_c1_run_logs(xc);   /* the aborts made the parked ones due */
     apr_thread_mutex_lock(xc->mutex);
     if (xc->done_cond) {
         while (xc->n_processing > 0) {
@@ -793,6 +838,13 @@ apr_status_t h2_x_worker_out(h2_x *x, const h2_x_item *items, int n, int flush)
 
 conn_rec *h2_x_worker_done(h2_x *x, conn_rec *c2)
 {
+    return finish(x, c2, "worker finished");
+}
+
+/* x's request is over, c2 (if any) free: keep it for the connection's
+ * next streams, or return it to be discarded (either thread). */
+static conn_rec *finish(h2_x *x, conn_rec *c2, const char *why)
+{
     h2_xconn *xc = x->xc;
 
     apr_thread_mutex_lock(xc->mutex);
@@ -800,7 +852,7 @@ conn_rec *h2_x_worker_done(h2_x *x, conn_rec *c2)
         APR_ARRAY_PUSH(xc->c2_free, conn_rec *) = c2;
         c2 = NULL;
     }
-    transit_locked(x, H2_XS_DONE, "worker finished");
+    transit_locked(x, H2_XS_DONE, why);
     if (x->poll_pool) {
         apr_pool_destroy(x->poll_pool);     /* closes the pipe */
         x->poll_pool = NULL;

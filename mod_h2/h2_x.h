@@ -133,6 +133,13 @@ typedef struct h2_x_item {
     h2_hfields hf;                  /*   the fields already serialized */
 } h2_x_item;
 
+/* How a parked request's log is written off its worker: given the
+ * secondary connection that holds it, set once at child init by the layer
+ * that owns secondaries. Called by h2_x_c1_run_logs() on the connection
+ * thread, which owns c2 for that call. */
+typedef void h2_x_log_fn(conn_rec *c2);
+void h2_x_child_log_by(h2_x_log_fn *fn);
+
 /* --- connection thread --- */
 
 /* The connection's side, in pool p (the connection's). */
@@ -213,9 +220,14 @@ void h2_x_c1_sent(h2_x *x, apr_size_t n);
 void h2_x_c1_wire(h2_x *x, apr_size_t n);
 
 /* The last frame of x's response went out (END_STREAM or RST_STREAM): its
- * request may be logged now, with what went out (a parked log is handed
- * to a worker). */
+ * request may be logged now, with what went out (a parked log is written
+ * by h2_x_c1_run_logs(), or under prefork handed to a worker). */
 void h2_x_c1_settle(h2_x *x);
+
+/* Write the parked logs whose responses went out (or were reset) since the
+ * last call: after the flush that sent them, as over HTTP/1.1 the thread
+ * that wrote a response logs it, without waking a worker for each. */
+void h2_x_c1_run_logs(h2_xconn *xc);
 
 /* The stream is freed in the next h2_x_c1_purge(); no more collects for it. */
 void h2_x_c1_forget(h2_x *x);

@@ -51,6 +51,7 @@ struct h2_xconn {
                                      * connection's share of workers) */
     int wake_deferred;              /* a soft wake waits for n_queued == 0 */
     h2_x *due_first;                /* connection thread: streams given body */
+    h2_x *logs_first, *logs_last;   /* connection thread: parked logs due */
     int tearing_down;
     apr_array_header_t *c2_free;    /* kept secondary connections */
     h2_wgroup wgroup;               /* its tasks in the workers' queue */
@@ -104,6 +105,7 @@ struct h2_x {
     int in_fresh;                   /* ... since the last one that kept it due */
     h2_x *next_due;
     int forgotten;                  /* to be purged */
+    h2_x *next_log;                 /* in xc's list of logs due */
     h2_hqueue c1_out;               /* response chunks taken over */
     h2_hqueue held;                 /* fields nghttp2 points into */
     apr_size_t c1_sent;             /* bytes sent since the last collect */

@@ -7,7 +7,8 @@
   * code that runs in connection threads (C1_FILES) calls no h2_x_worker_*;
   * in h2_x.c, a h2_x_c1_* function calls no h2_x_worker_* function and the
     other way round;
-  * every function h2_x.h declares is named h2_x_c1_*, h2_x_worker_* or
+  * every function h2_x.h declares is named h2_x_c1_*, h2_x_worker_*,
+    h2_x_child_* (called once at child init, before any connection) or
     one of the few either thread may call (EITHER).
 
 Prints each violation and exits 1 if there is any. --src DIR checks the
@@ -87,7 +88,7 @@ def main(argv):
                         bad.append("h2_x: %s() calls %s()" % (name, c))
     header = re.sub(r"typedef[^;]*;", "", code_of(os.path.join(SRC, "h2_x.h")))
     for name in re.findall(r"\b(h2_x_\w+)\s*\(", header):
-        if not re.match(r"h2_x_(c1|worker)_", name) and name not in EITHER:
+        if not re.match(r"h2_x_(c1|worker|child)_", name) and name not in EITHER:
             bad.append("h2_x.h: %s() does not say which thread calls it" % name)
     for b in bad:
         print(b)
