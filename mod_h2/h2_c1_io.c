@@ -523,16 +523,20 @@ static apr_status_t read_direct(h2_c1_io *io, h2_c1_io_feed *feed, void *ctx)
     apr_os_sock_t fd;
     apr_status_t rv;
     ssize_t n;
+    apr_size_t want;
     char *buf;
 
     if ((rv = apr_os_sock_get(&fd, io->sock)) != APR_SUCCESS) {
         return rv;
     }
     buf = arena_get(io);
+    want = (io->arena < H2_IO_READ_SIZE)? io->arena : H2_IO_READ_SIZE;
     do {
-        n = recv(fd, buf, (io->arena < H2_IO_READ_SIZE)? io->arena : H2_IO_READ_SIZE,
-                 MSG_DONTWAIT);
+        n = recv(fd, buf, want, MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
+    /* less than asked for: the socket is empty now (a stream socket's
+     * recv takes all that is queued, up to the size) */
+    io->in_drained = (n > 0 && (apr_size_t)n < want);
     if (n > 0) {
         if (logio_add_bytes_in) {
             logio_add_bytes_in(io->c, (apr_off_t)n);

@@ -44,6 +44,7 @@ typedef struct h2_c1_io {
     int has_file;              /* bb_out holds file buckets (sendfile) */
     apr_size_t lowat;          /* SO_RCVLOWAT set on the socket, or 0 */
     int in_direct;             /* H2_IN_*: how non-blocking reads go */
+    int in_drained;            /* the last read came back short */
 } h2_c1_io;
 
 /* Cleartext connections whose input chain is only the core (and

@@ -93,10 +93,18 @@ h2_c1_waiter *h2_c1_waiter_get(void)
 
 void h2_c1_waiter_drain(h2_c1_waiter *w)
 {
+#if defined(__linux__)
+    uint64_t count;
+    /* one read empties an eventfd: a second would only say EAGAIN */
+    if (read(w->rfd, &count, sizeof(count)) < 0) {
+        /* EAGAIN: nothing was pending */
+    }
+#else
     char buf[64];
     while (read(w->rfd, buf, sizeof(buf)) > 0) {
-        /* the eventfd is empty after one read, a pipe maybe not */
+        /* a pipe may hold several */
     }
+#endif
 }
 
 int h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
@@ -105,23 +113,28 @@ int h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
     struct pollfd pfd[2];
     apr_os_sock_t fd;
     int ms = (timeout < 0)? -1 : (int)((timeout + 999) / 1000);
+    int n, flags = 0;
 
     if (!sock) {
         fd = -1;        /* poll() skips it: the wakeup alone ends the wait */
     }
     else if (apr_os_sock_get(&fd, sock) != APR_SUCCESS) {
-        return 0;
+        return H2_WAITED_INPUT;
     }
     pfd[0].fd = fd;
     pfd[0].events = POLLIN;
     pfd[1].fd = w->rfd;
     pfd[1].events = POLLIN;
     pfd[0].revents = pfd[1].revents = 0;
-    if (poll(pfd, 2, ms) > 0 && (pfd[1].revents & POLLIN)) {
-        h2_c1_waiter_drain(w);
-        return 1;
+    n = poll(pfd, 2, ms);
+    if (n < 0 || fd < 0 || pfd[0].revents) {
+        flags |= H2_WAITED_INPUT;
     }
-    return 0;
+    if (n > 0 && (pfd[1].revents & POLLIN)) {
+        h2_c1_waiter_drain(w);
+        flags |= H2_WAITED_WOKEN;
+    }
+    return flags;
 }
 
 void h2_c1_waiter_wake(h2_c1_waiter *w)

@@ -31,9 +31,13 @@ h2_c1_waiter *h2_c1_waiter_get(void);
 
 /* Sleep until sock (if not NULL) is readable, h2_c1_waiter_wake() was
  * called or timeout passed. A wakeup that came before the call ends it at
- * once. Returns 1 when it consumed a wakeup. */
+ * once. Returns H2_WAITED_* flags. */
 int h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
                       apr_interval_time_t timeout);
+#define H2_WAITED_WOKEN 1   /* it consumed a wakeup */
+#define H2_WAITED_INPUT 2   /* sock may have input (readable, an error, or
+                             * not known); without it, sock had none when
+                             * the wait ended */
 
 /* Wake the thread sleeping in (or about to enter) h2_c1_waiter_wait(). */
 void h2_c1_waiter_wake(h2_c1_waiter *w);

@@ -91,6 +91,9 @@ struct h2_session {
     int ngh_flooded;                /* nghttp2 refuses to queue more */
     int refusals_not_faults;        /* REFUSED_STREAMs not to count */
     apr_time_t last_client_io;
+    int input_drained;              /* the socket had nothing left a moment
+                                     * ago: the next non-blocking read may
+                                     * be skipped (once) */
     h2_frame_clock clock;           /* where the client is in its frames */
     apr_time_t turn_start;          /* got the MPM thread at */
     int last_stream_started;

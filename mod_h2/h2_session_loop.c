@@ -95,7 +95,19 @@ static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
 
 static apr_status_t read_input(h2_session *s, apr_read_type_e block)
 {
-    apr_status_t rv = h2_c1_io_read(&s->io, block, feed, s);
+    apr_status_t rv;
+
+    if (block == APR_NONBLOCK_READ && s->input_drained) {
+        /* the socket was empty a moment ago: skip one recv() that would
+         * say EAGAIN; a wait or the MPM polls it before anyone sleeps */
+        s->input_drained = 0;
+        rv = APR_EAGAIN;
+    }
+    else {
+        s->io.in_drained = 0;
+        rv = h2_c1_io_read(&s->io, block, feed, s);
+        s->input_drained = (rv == APR_SUCCESS && s->io.in_drained);
+    }
     /* while reads bring body, workers are woken for a batch of it; a read
      * that finds the socket empty, and every wait, wakes them for what
      * there is */
@@ -132,7 +144,7 @@ static apr_status_t send_output(h2_session *s, int *progress)
 /* Sleep until the client sends something or a worker has news. */
 static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
 {
-    h2_x_c1_wait(s->xc, ap_get_conn_socket(s->c1), timeout);
+    s->input_drained = !h2_x_c1_wait(s->xc, ap_get_conn_socket(s->c1), timeout);
 }
 
 static void shutdown_graceful(h2_session *s, const char *why)
@@ -332,6 +344,7 @@ static apr_status_t process(h2_session *s, int how)
     apr_status_t rv;
 
     s->turn_start = apr_time_now();
+    s->input_drained = 0;       /* the MPM woke us: maybe for input */
     h2_status_c1_state(s->srow, s->c1, "busy");
     if (s->state == H2_SESS_INIT || s->state == H2_SESS_IDLE) {
         /* after a yield, the client's silence goes on counting */

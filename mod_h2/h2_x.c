@@ -532,32 +532,32 @@ void h2_x_c1_purge(h2_xconn *xc)
     }
 }
 
-void h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout)
+int h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout)
 {
     h2_c1_waiter *w = h2_c1_waiter_get();
-    int woken, consumed;
+    int woken, waited;
 
     h2_x_c1_body_due(xc, 0);   /* no worker waits on body while we sleep */
     if (!w) {
         apr_sleep(apr_time_from_msec(1));
-        return;
+        return 1;
     }
     apr_thread_mutex_lock(xc->mutex);
     if (xc->ready_first) {
         apr_thread_mutex_unlock(xc->mutex);
-        return;
+        return 1;
     }
     if (xc->wake_deferred && xc->n_queued == 0) {
         xc->wake_deferred = 0;
         apr_thread_mutex_unlock(xc->mutex);
-        return;
+        return 1;
     }
     xc->waiter = w;
     xc->c1_polling = 1;
     xc->wakeup_sent = 0;
     apr_thread_mutex_unlock(xc->mutex);
 
-    consumed = h2_c1_waiter_wait(w, sock, timeout);
+    waited = h2_c1_waiter_wait(w, sock, timeout);
 
     apr_thread_mutex_lock(xc->mutex);
     woken = xc->wakeup_sent;
@@ -565,12 +565,13 @@ void h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout)
     xc->wakeup_sent = 0;
     xc->waiter = NULL;
     apr_thread_mutex_unlock(xc->mutex);
-    if (woken && !consumed) {
+    if (woken && !(waited & H2_WAITED_WOKEN)) {
         /* the socket ended the wait, the (single) wakeup of this wait came
          * on top: the thread's next wait, maybe for another connection,
          * must not see it */
         h2_c1_waiter_drain(w);
     }
+    return (waited & H2_WAITED_INPUT)? 1 : 0;
 }
 
 int h2_x_c1_processing(h2_xconn *xc)

@@ -236,8 +236,10 @@ void h2_x_c1_forget(h2_x *x);
 void h2_x_c1_purge(h2_xconn *xc);
 
 /* Sleep until sock (if not NULL) is readable, a worker wakes us, or
- * timeout passes; returns at once when a stream is ready already. */
-void h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout);
+ * timeout passes; returns at once when a stream is ready already. Returns
+ * 0 when sock had no input when the wait ended (the next non-blocking
+ * read would find nothing), else 1. */
+int h2_x_c1_wait(h2_xconn *xc, apr_socket_t *sock, apr_interval_time_t timeout);
 
 /* Streams with workers (queued or running). */
 int h2_x_c1_processing(h2_xconn *xc);

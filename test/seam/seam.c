@@ -523,7 +523,7 @@ int h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock, apr_interval_time_t t
     if (!workers_step(current) && !current->in_first) {
         virtual_now += timeout > 0? timeout : apr_time_from_msec(1);
     }
-    return 1;
+    return H2_WAITED_WOKEN | H2_WAITED_INPUT;
 }
 
 void h2_c1_waiter_wake(h2_c1_waiter *w)
