@@ -79,6 +79,23 @@ static int ctl_byte(unsigned char ch)
     return (ch < 0x20 && ch != '\t') || ch == 0x7f;
 }
 
+/* 1 when the 8 bytes at p hold no control but HTAB, and no DEL. */
+static int word_sendable(const char *p)
+{
+    apr_uint64_t w;
+    int j;
+
+    memcpy(&w, p, 8);
+    if (HAS_BELOW(w, 0x20) || HAS_BELOW(w ^ (0x7f * H2_ONES), 1)) {
+        for (j = 0; j < 8; ++j) {
+            if (ctl_byte((unsigned char)p[j])) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 /* 1 when value has no control characters but HTAB, and no DEL: RFC 9110
  * 5.5's field-content, blanks at the ends aside. */
 static int value_sendable(const char *value, apr_size_t vlen)
@@ -87,16 +104,13 @@ static int value_sendable(const char *value, apr_size_t vlen)
 
     /* 8 bytes a step: this runs for every field of every message */
     for (; i + 8 <= vlen; i += 8) {
-        apr_uint64_t w;
-        memcpy(&w, value + i, 8);
-        if (HAS_BELOW(w, 0x20) || HAS_BELOW(w ^ (0x7f * H2_ONES), 1)) {
-            apr_size_t j;
-            for (j = i; j < i + 8; ++j) {
-                if (ctl_byte((unsigned char)value[j])) {
-                    return 0;
-                }
-            }
+        if (!word_sendable(value + i)) {
+            return 0;
         }
+    }
+    if (i < vlen && vlen >= 8) {
+        /* the rest as the last 8 bytes, overlapping what was checked */
+        return word_sendable(value + vlen - 8);
     }
     for (; i < vlen; ++i) {
         if (ctl_byte((unsigned char)value[i])) {
