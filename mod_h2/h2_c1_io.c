@@ -184,7 +184,9 @@ static void emit_seg(h2_c1_io *io)
 /* The connection's TCP segment size now, 0 if unknown. Linux's
  * TCP_MAXSEG on a connected socket is the sending MSS with the options
  * every segment carries (timestamps) already taken off: 1448 on a 1500
- * byte MTU path with timestamps, 65483 on loopback. */
+ * byte MTU path with timestamps; on loopback tens of KB (half the largest
+ * window the peer offered, up to 65483). The kernel updates it when the
+ * connection sends or an ICMP "fragmentation needed" arrives. */
 static apr_size_t segment_size(h2_c1_io *io)
 {
 #ifdef TCP_MAXSEG
