@@ -22,6 +22,8 @@
 #include <apr_mmap.h>
 #include <sys/uio.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <apr_strings.h>
 #include <httpd.h>
 #include <http_core.h>
@@ -179,6 +181,50 @@ static void emit_seg(h2_c1_io *io)
     io->seg_max = 0;
 }
 
+/* The connection's TCP segment size now, 0 if unknown. Linux's
+ * TCP_MAXSEG on a connected socket is the sending MSS with the options
+ * every segment carries (timestamps) already taken off: 1448 on a 1500
+ * byte MTU path with timestamps; on loopback tens of KB (half the largest
+ * window the peer offered, up to 65483). The kernel updates it when the
+ * connection sends or an ICMP "fragmentation needed" arrives. */
+static apr_size_t segment_size(h2_c1_io *io)
+{
+#ifdef TCP_MAXSEG
+    apr_os_sock_t fd;
+    int mss = 0;
+    socklen_t len = sizeof(mss);
+
+    if (!io->sock || apr_os_sock_get(&fd, io->sock) != APR_SUCCESS) {
+        return 0;
+    }
+    if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) != 0) {
+        ap_log_cerror(APLOG_MARK, APLOG_DEBUG, errno, io->c, APLOGNO(21210)
+                      "h2_c1(%ld): reading TCP_MAXSEG failed, TLS warm-up "
+                      "records get the default size", io->id);
+        return 0;
+    }
+    return (mss > 0)? (apr_size_t)mss : 0;
+#else
+    (void)io;
+    return 0;
+#endif
+}
+
+/* A warm-up starts: the path may differ from the last one (a new
+ * connection, or routes and PMTU changed while it idled). */
+static void warmup_start(h2_c1_io *io)
+{
+    apr_size_t mss = segment_size(io);
+
+    h2_tls_sizing_set_segment(&io->tls, mss);
+    if (APLOGctrace1(io->c)) {
+        ap_log_cerror(APLOG_MARK, APLOG_TRACE1, 0, io->c, APLOGNO(21211)
+                      "h2_c1(%ld): TCP segment %lu bytes, TLS warm-up records "
+                      "of %lu bytes", io->id, (unsigned long)mss,
+                      (unsigned long)io->tls.small);
+    }
+}
+
 /* Room in the arena for the current segment (TLS: up to its record size). */
 static apr_size_t seg_room(h2_c1_io *io)
 {
@@ -186,7 +232,11 @@ static apr_size_t seg_room(h2_c1_io *io)
     if (io->is_tls) {
         apr_size_t used;
         if (!io->seg_max) {
-            io->seg_max = h2_tls_sizing_next(&io->tls, apr_time_now());
+            apr_time_t now = apr_time_now();
+            if (h2_tls_sizing_warmup_due(&io->tls, now)) {
+                warmup_start(io);
+            }
+            io->seg_max = h2_tls_sizing_next(&io->tls, now);
         }
         used = io->buf_len - io->seg_start;
         if (room > io->seg_max - used) {

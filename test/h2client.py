@@ -176,6 +176,21 @@ class TlsRecordTap:
         self.raw.close()
 
 
+def tcp_connect(port, timeout, mss=None):
+    """A loopback connection to port; with mss, announcing that MSS."""
+    if mss is None:
+        return socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
+        s.settimeout(timeout)
+        s.connect(("127.0.0.1", port))
+    except OSError:
+        s.close()
+        raise
+    return s
+
+
 class H2Client:
 
     def __init__(self, sock, window=65535, settings=None):
@@ -206,13 +221,16 @@ class H2Client:
 
     # ----------------------------------------------------------- setup
     @classmethod
-    def connect(cls, env, how="h2c", timeout=10, window=65535, settings=None):
-        """how: "h2c" (prior knowledge, http port) or "h2" (TLS, ALPN)."""
+    def connect(cls, env, how="h2c", timeout=10, window=65535, settings=None, mss=None):
+        """how: "h2c" (prior knowledge, http port) or "h2" (TLS, ALPN);
+        "h2-tap" notes the TLS records (TlsRecordTap). mss: the TCP
+        segment size the client announces (e.g. 1460, as behind a 1500
+        byte MTU), which the server's segments then keep to."""
         timeout *= getattr(env, "slow", 1)      # under a sanitizer
         if how == "h2c":
-            sock = socket.create_connection(("127.0.0.1", env.http_port), timeout=timeout)
+            sock = tcp_connect(env.http_port, timeout, mss)
         elif how in ("h2", "h2-tap"):
-            raw = socket.create_connection(("127.0.0.1", env.https_port), timeout=timeout)
+            raw = tcp_connect(env.https_port, timeout, mss)
             ctx = ssl.create_default_context(cafile=env.sandbox.ca_cert)
             ctx.set_alpn_protocols(["h2"])
             if how == "h2-tap":
