@@ -61,19 +61,40 @@ void h2_session_transit(h2_session *s, h2_session_event ev)
     }
 }
 
-void h2_session_link(h2_session *s, h2_stream *stream)
+static void link_stream(h2_session *s, h2_stream *stream)
 {
     stream->next_all = s->streams;
     if (s->streams) s->streams->prev_all = stream;
     s->streams = stream;
 }
 
-void h2_session_unlink(h2_session *s, h2_stream *stream)
+static void unlink_stream(h2_session *s, h2_stream *stream)
 {
     if (stream->prev_all) stream->prev_all->next_all = stream->next_all;
     else s->streams = stream->next_all;
     if (stream->next_all) stream->next_all->prev_all = stream->prev_all;
     stream->prev_all = stream->next_all = NULL;
+}
+
+/* The one way a stream comes to be, so that every stream is in the list,
+ * counted where on_stream_close() uncounts it, and found by nghttp2. */
+h2_stream *h2_session_stream_open(h2_session *s, int32_t id, h2_stream_origin origin)
+{
+    h2_stream *stream = h2_stream_create(s, id, s->pool);
+
+    link_stream(s, stream);
+    s->open_streams++;
+    if (origin == H2_ORIGIN_PUSH) {
+        s->pushed_open++;
+    }
+    h2_session_ngcheck(s, id, origin == H2_ORIGIN_PUSH? "attach the pushed stream"
+                                                      : "attach the stream",
+                       nghttp2_session_set_stream_user_data(s->ngh, id, stream));
+    if (origin == H2_ORIGIN_PUSH) {
+        /* it is born promised: its request head is ours, not the client's */
+        h2_stream_transit(stream, H2_SSEV_PROMISED);
+    }
+    return stream;
 }
 
 h2_stream *h2_session_stream(h2_session *s, int32_t id)
@@ -149,7 +170,7 @@ void h2_session_purge_later(h2_session *s, h2_stream *stream)
      * streams (quadratic at -m 100) */
     h2_stream_transit(stream, H2_SSEV_PURGE);
     h2_x_c1_forget(stream->x);
-    h2_session_unlink(s, stream);
+    unlink_stream(s, stream);
     stream->next_all = s->purge;
     s->purge = stream;
 }
@@ -201,7 +222,7 @@ static apr_status_t session_teardown(void *data)
     h2_session_end_streams(s);
     h2_session_purge(s);
     while ((stream = s->streams) != NULL) {
-        h2_session_unlink(s, stream);
+        unlink_stream(s, stream);
         h2_stream_destroy(stream);
     }
     if ((held = h2_x_c1_mem_held(s->xc, NULL)) != 0 || s->hdr_budget.used) {

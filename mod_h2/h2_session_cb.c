@@ -201,11 +201,7 @@ static int on_begin_headers(nghttp2_session *ngh, const nghttp2_frame *frame,
             }
             return 0;
         }
-        stream = h2_stream_create(s, frame->hd.stream_id, s->pool);
-        h2_session_link(s, stream);
-        s->open_streams++;
-        h2_session_ngcheck(s, frame->hd.stream_id, "attach the stream",
-            nghttp2_session_set_stream_user_data(ngh, frame->hd.stream_id, stream));
+        h2_session_stream_open(s, frame->hd.stream_id, H2_ORIGIN_CLIENT);
     }
     else if ((stream = h2_session_stream(s, frame->hd.stream_id)) != NULL
              && !stream->trailers_in) {

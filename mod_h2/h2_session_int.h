@@ -166,8 +166,18 @@ void h2_session_transit(h2_session *s, h2_session_event ev);
 
 /* The session's stream with id (NULL: none, or nghttp2 closed it). */
 h2_stream *h2_session_stream(h2_session *s, int32_t id);
-void h2_session_link(h2_session *s, h2_stream *stream);
-void h2_session_unlink(h2_session *s, h2_stream *stream);
+
+/* Where a stream comes from: the client's HEADERS, our PUSH_PROMISE, or
+ * the HTTP/1.1 request of an h2c upgrade (stream 1). */
+typedef enum {
+    H2_ORIGIN_CLIENT,
+    H2_ORIGIN_PUSH,
+    H2_ORIGIN_UPGRADE,
+} h2_stream_origin;
+
+/* Open stream id: created, listed, counted as open and attached to
+ * nghttp2's stream (a pushed one also in the PROMISED state). */
+h2_stream *h2_session_stream_open(h2_session *s, int32_t id, h2_stream_origin origin);
 
 /* A worker is to run the stream: fix what it will see, queue it for
  * h2_session_dispatch(). */
