@@ -194,9 +194,7 @@ void h2_session_purge(h2_session *s)
     while (s->purge) {
         stream = s->purge;
         s->purge = stream->next_all;
-        if (stream->window_deferred) {
-            s->window_waiters--;
-        }
+        h2_session_send_wait_clear(s, stream);
         h2_stream_destroy(stream);
     }
 }

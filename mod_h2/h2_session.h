@@ -98,7 +98,8 @@ struct h2_session {
     int32_t closed_ring[H2_CLOSED_RING];  /* recently closed stream ids */
     unsigned int closed_ring_next;
     h2_abuse abuse;                 /* flood and rate budgets */
-    int window_waiters;             /* streams with window_deferred */
+    int window_waiters;             /* streams with window_deferred (see
+                                     * h2_session_send_wait_set) */
     int preface_due;                /* h2c upgrade: the client's SETTINGS not
                                      * in yet, stream 1 sends no DATA */
     int push_on;                    /* H2Push of the connection's server */

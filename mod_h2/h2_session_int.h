@@ -248,6 +248,12 @@ void h2_session_dispatch(h2_session *s);
 /* Take over what the workers produced; returns the streams that had news. */
 int h2_session_collect(h2_session *s);
 
+/* stream waits for the client's window to send DATA (set), or no longer
+ * (clear): its window_deferred and the session's window_waiters change
+ * only together, here. Either may be called again in the same state. */
+void h2_session_send_wait_set(h2_session *s, h2_stream *stream);
+void h2_session_send_wait_clear(h2_session *s, h2_stream *stream);
+
 /* Streams waiting for their window: look again after a WINDOW_UPDATE on
  * stream_id (0: the connection) or SETTINGS. */
 void h2_session_resume_windows(h2_session *s, int32_t stream_id, int32_t increment);

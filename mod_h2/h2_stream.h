@@ -45,7 +45,8 @@ struct h2_stream {
                                     * (a head over httpd's limits) */
     int response_submitted;
     int data_deferred;             /* nghttp2 waits for data on us */
-    int window_deferred;           /*   or for the client's window */
+    int window_deferred;           /*   or for the client's window (set
+                                    * and cleared by h2_session_send_wait_*) */
     int has_body_in;               /* request has a body */
     int fault_counted;             /* counted toward H2MaxStreamErrors */
     int reset_sent;                /* we sent RST_STREAM */
