@@ -97,6 +97,11 @@ h2_stream *h2_session_stream_open(h2_session *s, int32_t id, h2_stream_origin or
     return stream;
 }
 
+h2_c1_idle_link *h2_session_idle_link(h2_session *s)
+{
+    return &s->idle;
+}
+
 h2_stream *h2_session_stream(h2_session *s, int32_t id)
 {
     return nghttp2_session_get_stream_user_data(s->ngh, id);
@@ -260,6 +265,8 @@ static void read_config(h2_session *s)
     s->push_on = (h2_config_sget(s->s, H2_CONF_PUSH) == 1);
     s->timeout = s->s->timeout;
     s->keepalive_timeout = s->s->keep_alive_timeout;
+    s->idle.c1 = s->c1;
+    s->idle.keepalive = s->keepalive_timeout;
     s->read_timeouts = h2_config_read_timeouts(s->s);
 
     h2_config_workers(s->s, &minw, &maxw, &idle_secs);
