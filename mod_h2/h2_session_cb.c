@@ -107,7 +107,7 @@ static int closed_stream_frame(h2_session *s)
     return NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
-int h2_session_data_begins(h2_session *s, int32_t id)
+int h2_session_data_may_begin(h2_session *s, int32_t id)
 {
     if (s->stop < H2_STOP_GOAWAY && forgotten(s, id) == H2_CLOSED) {
         return closed_stream_frame(s) == 0;
@@ -357,10 +357,10 @@ static void client_reset(h2_session *s, int32_t id)
 
     if (stream && (id & 1) && !stream->reset_sent
         && (stream->state == H2_SS_OPEN || stream->state == H2_SS_CLOSED_REMOTE)) {
-        h2_session_reset_check(s);
+        h2_session_reset_ok(s);
     }
     else {
-        h2_session_flood_check(s, H2_FLOOD_CLOSED_RESETS);
+        h2_session_flood_ok(s, H2_FLOOD_CLOSED_RESETS);
     }
 }
 
@@ -373,7 +373,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
     switch (frame->hd.type) {
     case NGHTTP2_HEADERS:
         if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
-            && !h2_session_flood_check(s, H2_FLOOD_EMPTY_FRAMES)) {
+            && !h2_session_flood_ok(s, H2_FLOOD_EMPTY_FRAMES)) {
             break;
         }
         stream = h2_session_stream(s, frame->hd.stream_id);
@@ -403,7 +403,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         break;
     case NGHTTP2_DATA:
         if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
-            h2_session_flood_check(s, H2_FLOOD_EMPTY_FRAMES);
+            h2_session_flood_ok(s, H2_FLOOD_EMPTY_FRAMES);
         }
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
             && (stream = h2_session_stream(s, frame->hd.stream_id)) != NULL
@@ -412,7 +412,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         }
         break;
     case NGHTTP2_PRIORITY:
-        h2_session_flood_check(s, H2_FLOOD_PRIORITY);
+        h2_session_flood_ok(s, H2_FLOOD_PRIORITY);
         break;
     case NGHTTP2_WINDOW_UPDATE:
         h2_session_resume_windows(s, frame->hd.stream_id,
@@ -441,7 +441,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
             s->stop_ping_acked = 1;
         }
         else if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
-            h2_session_window_ping_ack(s, frame->ping.opaque_data);
+            h2_session_window_rtt_acked(s, frame->ping.opaque_data);
         }
         break;
     default:

@@ -198,7 +198,7 @@ void h2_session_prio_callbacks(nghttp2_session_callbacks *cbs);
 
 /* 1 when the client announced SETTINGS_NO_RFC7540_PRIORITIES: its DATA
  * goes out by urgency; else by the RFC 7540 tree. */
-int h2_session_prio_extensible(h2_session *s);
+int h2_session_prio_is_extensible(h2_session *s);
 
 /* A PRIORITY_UPDATE frame begins: checked and counted as a flood kind.
  * 0, or NGHTTP2_ERR_CALLBACK_FAILURE after a GOAWAY. */
@@ -226,8 +226,9 @@ void h2_session_window_data_in(h2_session *s, h2_stream *stream);
  * round trip, for window growth before a PING measures one. */
 void h2_session_window_settings_ack(h2_session *s);
 
-/* A PING ACK: 1 when it was our round-trip PING. */
-int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque);
+/* A PING ACK: 1 when it answers our round-trip PING, which measured the
+ * round trip then. */
+int h2_session_window_rtt_acked(h2_session *s, const uint8_t *opaque);
 
 /* The handler consumed n bytes of stream's body (or nobody reads them):
  * grow its window when the window, not the link, holds the upload back,
@@ -261,8 +262,9 @@ apr_size_t h2_session_window_lowat(h2_session *s);
 /* --- h2_session_cb.c --- */
 
 /* A DATA frame for stream id comes (its header about to reach nghttp2):
- * 0 when it is one on a closed stream and the connection is failed. */
-int h2_session_data_begins(h2_session *s, int32_t id);
+ * 1 when it may, 0 when it is one on a closed stream and the connection
+ * is failed. */
+int h2_session_data_may_begin(h2_session *s, int32_t id);
 
 /* --- h2_session.c: state, streams --- */
 
@@ -331,11 +333,13 @@ int h2_session_is_fault(uint32_t code);
 /* Count the client's fault on stream id once (H2MaxStreamErrors). */
 void h2_session_count_fault(h2_session *s, int32_t id);
 
-/* Count a frame of a flood kind; 0 when the budget ran out (GOAWAY sent). */
-int h2_session_flood_check(h2_session *s, h2_flood_kind kind);
+/* Count a frame of a flood kind: 1 while within the budget, 0 when it ran
+ * out (GOAWAY sent). */
+int h2_session_flood_ok(h2_session *s, h2_flood_kind kind);
 
-/* Count a reset by the client; 0 when the budget ran out (GOAWAY sent). */
-int h2_session_reset_check(h2_session *s);
+/* Count a reset by the client: 1 while within the budget, 0 when it ran
+ * out (GOAWAY sent). */
+int h2_session_reset_ok(h2_session *s);
 
 /* --- h2_session_cb.c: the client's frames --- */
 

@@ -77,7 +77,7 @@ static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
                                                    len, now);
         if (s->clock.data_stream) {
             if ((n > 1 && (rv = ngh_recv(s, data, n - 1)) != APR_SUCCESS)
-                || !h2_session_data_begins(s, s->clock.data_stream)) {
+                || !h2_session_data_may_begin(s, s->clock.data_stream)) {
                 return APR_EGENERAL;
             }
             data += n - 1;

@@ -133,7 +133,7 @@ void h2_session_resume_windows(h2_session *s, int32_t stream_id, int32_t increme
         resume_window_wait(s, stream);
     }
     if (still_tiny && increment < min_data_window(s)) {
-        h2_session_flood_check(s, H2_FLOOD_TINY_WINDOWS);
+        h2_session_flood_ok(s, H2_FLOOD_TINY_WINDOWS);
     }
 }
 

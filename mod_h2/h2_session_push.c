@@ -197,7 +197,7 @@ void h2_session_push_prioritize(h2_session *s, h2_stream *ps, const h2_hchunk *c
     if (ps->push_critical) {
         dep = H2_PUSH_BEFORE;
     }
-    if (h2_session_prio_extensible(s)) {
+    if (h2_session_prio_is_extensible(s)) {
         h2_session_prio_push(s, ps, page, dep);
         return;
     }

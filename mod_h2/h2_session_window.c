@@ -67,7 +67,7 @@ void h2_session_window_settings_ack(h2_session *s)
     s->settings_at = 0;
 }
 
-int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque)
+int h2_session_window_rtt_acked(h2_session *s, const uint8_t *opaque)
 {
     apr_time_t now;
 
