@@ -372,7 +372,7 @@ static apr_status_t ngh_create(h2_session *s)
         s->settings_at = apr_time_now();
     }
     /* The connection window covers what all streams may be granted: each
-     * stream's own window bounds what it holds (h2_session_window.c), and
+     * stream's own window bounds what it holds (h2_session_recv_window.c), and
      * the connection's is opened again as bytes arrive, so that it never
      * holds one stream back for another's. */
     conn_win = (apr_int64_t)s->max_streams * s->window_size + H2_BDP_GROWTH_MAX;

@@ -153,7 +153,7 @@ static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
  * responses buffered) leaves room for another stream. Over it, new
  * streams are refused until the client reads or the streams end: memory
  * per connection is bounded whatever the client sends. What grown windows
- * hold is not counted: the growth budget granted it (h2_session_window.c),
+ * hold is not counted: the growth budget granted it (h2_session_recv_window.c),
  * and a slow upload must not cost a GET beside it its stream. */
 static int mem_admits(h2_session *s)
 {
@@ -235,7 +235,7 @@ static void input_eos(h2_session *s, h2_stream *stream)
 {
     h2_x_c1_body_end(stream->x, stream->trailers_in);
     h2_stream_transit(stream, H2_SSEV_EOS_IN);
-    h2_session_window_input_end(s, stream);
+    h2_session_recv_window_input_end(s, stream);
 }
 
 /* RFC 9113 8.1.1: a request whose DATA does not add up to its
@@ -426,7 +426,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
             h2_session_resume_windows(s, 0, NGHTTP2_MAX_WINDOW_SIZE);
         }
         else {
-            h2_session_window_settings_ack(s);
+            h2_session_recv_window_settings_ack(s);
         }
         break;
     case NGHTTP2_RST_STREAM:
@@ -441,7 +441,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
             s->stop_ping_acked = 1;
         }
         else if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
-            h2_session_window_rtt_acked(s, frame->ping.opaque_data);
+            h2_session_recv_window_rtt_acked(s, frame->ping.opaque_data);
         }
         break;
     default:
@@ -459,7 +459,7 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
     int kept = 0;
 
     /* The connection's window never holds a stream back: what each
-     * stream may send is bounded by its own window (h2_session_window.c),
+     * stream may send is bounded by its own window (h2_session_recv_window.c),
      * so the connection's is opened again as the bytes arrive. */
     h2_session_ngcheck(s, stream_id, "open the connection's window",
                        nghttp2_session_consume_connection(ngh, len));
@@ -469,7 +469,7 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
     if (body_length_ok(s, stream, 0, (apr_off_t)len)) {
         kept = (h2_x_c1_body_in(stream->x, (const char *)data, len) > 0);
     }
-    h2_session_window_received(s, stream, len, kept);
+    h2_session_recv_window_received(s, stream, len, kept);
     return 0;
 }
 
@@ -491,7 +491,7 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
         stream->reset_sent? -stream_id : stream_id;
     s->open_streams--;
     s->pushed_open -= (stream->id % 2 == 0);
-    h2_session_window_closed(s, stream);
+    h2_session_recv_window_closed(s, stream);
     if (stream->status_counted) {
         h2_status_c1_stream_done(s->srow);
     }
@@ -594,7 +594,7 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
              * after the client's own end, or at the tunnel's timeout,
              * when nobody reads what the client still sends. */
             if (stream->state == H2_SS_CLOSED_LOCAL) {
-                h2_session_window_answered(s, stream);
+                h2_session_recv_window_answered(s, stream);
             }
         }
         break;

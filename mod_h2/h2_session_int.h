@@ -115,7 +115,7 @@ struct h2_session {
     size_t prio_len;                /*   its length so far */
     struct h2_prio_idle *prio_idle; /* updates for streams not yet opened */
     int prio_nidle;
-    /* receive windows (h2_session_window.c) */
+    /* receive windows (h2_session_recv_window.c) */
     apr_interval_time_t rtt;        /* round trip, 0 until measured */
     apr_time_t rtt_at;              /*   measured then */
     apr_time_t rtt_ping_at;         /* the PING out since, or 0 */
@@ -216,48 +216,50 @@ void h2_session_prio_response(h2_session *s, h2_stream *stream,
  * it, in urgencies. */
 void h2_session_prio_push(h2_session *s, h2_stream *ps, h2_stream *page, h2_push_dep dep);
 
-/* --- h2_session_window.c: receive windows --- */
+/* --- h2_session_recv_window.c: receive windows --- */
 
 /* A stream's upload passed H2WindowSize: measure the round trip (a PING),
  * now and then again. */
-void h2_session_window_data_in(h2_session *s, h2_stream *stream);
+void h2_session_recv_window_data_in(h2_session *s, h2_stream *stream);
 
 /* The client acknowledged our first SETTINGS: the time it took is a first
  * round trip, for window growth before a PING measures one. */
-void h2_session_window_settings_ack(h2_session *s);
+void h2_session_recv_window_settings_ack(h2_session *s);
 
 /* A PING ACK: 1 when it answers our round-trip PING, which measured the
  * round trip then. */
-int h2_session_window_rtt_acked(h2_session *s, const uint8_t *opaque);
+int h2_session_recv_window_rtt_acked(h2_session *s, const uint8_t *opaque);
 
 /* The handler consumed n bytes of stream's body (or nobody reads them):
  * grow its window when the window, not the link, holds the upload back,
  * and grant credit again once half of it is free, within the budgets. */
-void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n);
+void h2_session_recv_window_consumed(h2_session *s, h2_stream *stream,
+                                     apr_size_t n);
 
 /* n bytes of stream's body arrived, kept for its handler (kept) or not:
  * a handler that lets more than half its window wait goes back to
  * H2WindowSize. */
-void h2_session_window_received(h2_session *s, h2_stream *stream, apr_size_t n, int kept);
+void h2_session_recv_window_received(h2_session *s, h2_stream *stream,
+                                     apr_size_t n, int kept);
 
 /* The client ended stream's body: its credit left is no longer charged. */
-void h2_session_window_input_end(h2_session *s, h2_stream *stream);
+void h2_session_recv_window_input_end(h2_session *s, h2_stream *stream);
 
 /* stream's response is complete while its client still sends the body:
  * RST_STREAM NO_ERROR after H2_EARLY_END_WAIT (what the client sent
  * meanwhile is still checked as usual). */
-void h2_session_window_answered(h2_session *s, h2_stream *stream);
+void h2_session_recv_window_answered(h2_session *s, h2_stream *stream);
 
 /* Reset the streams whose early end is due; returns when the next one
  * is, or 0. */
-apr_time_t h2_session_window_early_ends(h2_session *s);
+apr_time_t h2_session_recv_window_early_ends(h2_session *s);
 
 /* stream closed: what it held of the budgets is theirs again. */
-void h2_session_window_closed(h2_session *s, h2_stream *stream);
+void h2_session_recv_window_closed(h2_session *s, h2_stream *stream);
 
 /* H2_BULK_LOWAT while a stream takes a bulk upload the client may go on
  * sending without our WINDOW_UPDATE, else 0 (see H2_BULK_LOWAT). */
-apr_size_t h2_session_window_lowat(h2_session *s);
+apr_size_t h2_session_recv_window_lowat(h2_session *s);
 
 /* --- h2_session_cb.c --- */
 

@@ -315,9 +315,9 @@ static void wait_busy(h2_session *s, int how)
         h2_session_transit(s, H2_SEV_TIMEOUT);
         return;
     }
-    lowat = h2_session_window_lowat(s);
+    lowat = h2_session_recv_window_lowat(s);
     h2_c1_io_set_lowat(&s->io, lowat);
-    early = h2_session_window_early_ends(s);
+    early = h2_session_recv_window_early_ends(s);
     if (early && (!deadline || early < deadline)) {
         deadline = early;
     }
@@ -364,7 +364,7 @@ static apr_status_t process(h2_session *s, int how)
         if (h2_session_collect(s) > 0) {
             progress = 1;
         }
-        h2_session_window_early_ends(s);
+        h2_session_recv_window_early_ends(s);
         h2_session_retry_windows(s);
         if (send_output(s, &progress) != APR_SUCCESS) {
             h2_session_transit(s, H2_SEV_ERROR);

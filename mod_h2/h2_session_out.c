@@ -514,7 +514,7 @@ static void on_collected(void *ctx, void *owner, apr_size_t consumed, int done)
         return;
     }
     if (consumed) {
-        h2_session_window_consumed(s, stream, consumed);
+        h2_session_recv_window_consumed(s, stream, consumed);
     }
     process_output(s, stream);
 }

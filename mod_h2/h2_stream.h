@@ -66,7 +66,7 @@ struct h2_stream {
     apr_int64_t win_charge;        /* what it may hold beyond H2WindowSize,
                                     * charged to the growth budgets */
     apr_time_t early_end_at;       /* response complete, body not: reset
-                                    * then (h2_session_window_answered) */
+                                    * then (h2_session_recv_window_answered) */
     h2_stream *prev_all, *next_all;
 };
 
