@@ -13,7 +13,7 @@
  * limitations under the License.
  */
 /* Receive windows sized to the bandwidth-delay product: the decision, pure
- * logic (unit tested); h2_session_window.c applies it. Either thread. */
+ * logic (unit tested); h2_session_recv_window.c applies it. Either thread. */
 #ifndef H2_BDP_H
 #define H2_BDP_H
 
@@ -28,7 +28,7 @@
  * reading, so what windows grow by is charged at grant time to the
  * connection (H2_BDP_GROWTH_MAX) and to its child process, all its
  * connections together (H2_BDP_GROWTH_CHILD); past them, windows stop
- * growing (h2_session_window.c). */
+ * growing (h2_session_recv_window.c). */
 #define H2_BDP_WINDOW_MAX (256 * 1024 * 1024)      /* a stream's window */
 #define H2_BDP_GROWTH_MAX (512 * 1024 * 1024)     /* what all of a connection's
                                                    * stream windows grow by */

@@ -37,27 +37,27 @@ static struct {
     apr_thread_mutex_t *mutex;
     apr_thread_cond_t *cond;
     apr_thread_t *thread;
-    h2_session *first;          /* parked sessions */
+    h2_c1_idle_link *first;     /* parked sessions */
     apr_time_t wakes_at;        /* the reaper's next own wakeup, 0: none */
     int stopping;
     int shutdown;
 } idle;
 
-static void unlink_locked(h2_session *s)
+static void unlink_locked(h2_c1_idle_link *l)
 {
-    if (s->idle_prev) s->idle_prev->idle_next = s->idle_next;
-    else idle.first = s->idle_next;
-    if (s->idle_next) s->idle_next->idle_prev = s->idle_prev;
-    s->idle_prev = s->idle_next = NULL;
-    s->idle_listed = 0;
+    if (l->prev) l->prev->next = l->next;
+    else idle.first = l->next;
+    if (l->next) l->next->prev = l->prev;
+    l->prev = l->next = NULL;
+    l->listed = 0;
 }
 
 /* Called with the lock held: make the MPM give the session back. */
-static void wake_locked(h2_session *s)
+static void wake_locked(h2_c1_idle_link *l)
 {
-    apr_socket_t *sock = ap_get_conn_socket(s->c1);
-    s->idle_expired = idle.stopping? H2_IDLE_STOPPING : H2_IDLE_EXPIRED;
-    unlink_locked(s);
+    apr_socket_t *sock = ap_get_conn_socket(l->c1);
+    l->expired = idle.stopping? H2_IDLE_STOPPING : H2_IDLE_EXPIRED;
+    unlink_locked(l);
     if (sock) {
         apr_socket_shutdown(sock, APR_SHUTDOWN_READ);
     }
@@ -65,9 +65,9 @@ static void wake_locked(h2_session *s)
 
 /* 1 when the client sent something the MPM has not handed back to us yet:
  * the connection is waiting for an MPM thread, it is not idle. */
-static int has_input(h2_session *s)
+static int has_input(h2_c1_idle_link *l)
 {
-    apr_socket_t *sock = ap_get_conn_socket(s->c1);
+    apr_socket_t *sock = ap_get_conn_socket(l->c1);
     apr_os_sock_t fd;
     struct pollfd pfd;
 
@@ -86,21 +86,21 @@ static void *APR_THREAD_FUNC reaper(apr_thread_t *thread, void *data)
     apr_thread_mutex_lock(idle.mutex);
     while (!idle.shutdown) {
         apr_time_t now = apr_time_now(), next = 0;
-        h2_session *s = idle.first, *n;
+        h2_c1_idle_link *l = idle.first, *n;
 
-        for (; s; s = n) {
-            n = s->idle_next;
-            if (!idle.stopping && s->idle_deadline <= now && has_input(s)) {
+        for (; l; l = n) {
+            n = l->next;
+            if (!idle.stopping && l->deadline <= now && has_input(l)) {
                 /* all MPM threads were busy (e.g. with connections waiting
                  * for their streams) when the client's next requests came:
                  * closing it now would fail them. Look again later. */
-                s->idle_deadline = now + s->keepalive_timeout;
+                l->deadline = now + l->keepalive;
             }
-            if (idle.stopping || s->idle_deadline <= now) {
-                wake_locked(s);
+            if (idle.stopping || l->deadline <= now) {
+                wake_locked(l);
             }
-            else if (!next || s->idle_deadline < next) {
-                next = s->idle_deadline;
+            else if (!next || l->deadline < next) {
+                next = l->deadline;
             }
         }
         idle.wakes_at = next;
@@ -151,26 +151,28 @@ apr_status_t h2_c1_idle_child_init(apr_pool_t *pchild, server_rec *s)
 
 void h2_c1_idle_park(h2_session *s)
 {
+    h2_c1_idle_link *l = h2_session_idle_link(s);
+
     if (!idle.mutex) {
         return;
     }
     apr_thread_mutex_lock(idle.mutex);
-    s->idle_deadline = apr_time_now() + s->keepalive_timeout;
-    s->idle_expired = 0;
+    l->deadline = apr_time_now() + l->keepalive;
+    l->expired = 0;
     if (idle.stopping) {
         /* no need to wait: come straight back */
-        s->idle_expired = H2_IDLE_STOPPING;
+        l->expired = H2_IDLE_STOPPING;
     }
     else {
-        s->idle_prev = NULL;
-        s->idle_next = idle.first;
-        if (idle.first) idle.first->idle_prev = s;
-        idle.first = s;
-        s->idle_listed = 1;
+        l->prev = NULL;
+        l->next = idle.first;
+        if (idle.first) idle.first->prev = l;
+        idle.first = l;
+        l->listed = 1;
         /* Only a deadline before the reaper's next wakeup needs it awake;
          * with one KeepAliveTimeout, that is only when nothing was parked. */
-        if (!idle.wakes_at || s->idle_deadline < idle.wakes_at) {
-            idle.wakes_at = s->idle_deadline;
+        if (!idle.wakes_at || l->deadline < idle.wakes_at) {
+            idle.wakes_at = l->deadline;
             apr_thread_cond_signal(idle.cond);
         }
     }
@@ -179,16 +181,18 @@ void h2_c1_idle_park(h2_session *s)
 
 int h2_c1_idle_unpark(h2_session *s)
 {
+    h2_c1_idle_link *l = h2_session_idle_link(s);
     int expired;
+
     if (!idle.mutex) {
         return 0;
     }
     apr_thread_mutex_lock(idle.mutex);
-    if (s->idle_listed) {
-        unlink_locked(s);
+    if (l->listed) {
+        unlink_locked(l);
     }
-    expired = s->idle_expired;
-    s->idle_expired = 0;
+    expired = l->expired;
+    l->expired = 0;
     apr_thread_mutex_unlock(idle.mutex);
     return expired;
 }

@@ -27,6 +27,19 @@ struct h2_session;
  * child stops, the read side of its socket is shut down, the MPM sees it
  * readable and hands it back, and the session says goodbye with GOAWAY. */
 
+/* What the registry keeps of a session, in the session (see
+ * h2_session_idle_link): all it needs, so it never sees the session's
+ * own fields. The list and the deadline change under the registry's lock. */
+typedef struct h2_c1_idle_link h2_c1_idle_link;
+struct h2_c1_idle_link {
+    h2_c1_idle_link *prev, *next;   /* parked sessions */
+    conn_rec *c1;
+    apr_interval_time_t keepalive;  /* the session's KeepAliveTimeout */
+    apr_time_t deadline;
+    int listed;
+    int expired;                    /* why it was woken, see below */
+};
+
 apr_status_t h2_c1_idle_child_init(apr_pool_t *pchild, server_rec *s);
 
 /* The session goes to wait in the MPM now. */

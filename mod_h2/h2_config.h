@@ -125,7 +125,7 @@ void h2_config_workers(server_rec *s, int *pmin, int *pmax, int *pidle_secs);
  * H2MaxWorkers lets a prefork child run requests concurrently. */
 const char *h2_config_check_workers(server_rec *s, apr_pool_t *p);
 
-/* The read timeouts of server s (h2_reqtimeout.c sets them at start-up). */
+/* The read timeouts of server s (h2_read_timeout_conftree.c sets them at start-up). */
 const h2_read_timeouts *h2_config_read_timeouts(server_rec *s);
 void h2_config_set_read_timeouts(server_rec *s, const h2_read_timeouts *rt);
 

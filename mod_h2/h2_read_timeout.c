@@ -12,7 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
-/* Request read timeouts as mod_reqtimeout defines them, for HTTP/2. */
+/* Request read timeouts as mod_reqtimeout defines them, for HTTP/2: the
+ * pure part (values, their parser, the deadlines they set). Where they are
+ * found in httpd's configuration is h2_read_timeout_conftree.c's. */
 #include <stdlib.h>
 #include <string.h>
 #include <apr_lib.h>

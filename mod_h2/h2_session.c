@@ -61,19 +61,45 @@ void h2_session_transit(h2_session *s, h2_session_event ev)
     }
 }
 
-void h2_session_link(h2_session *s, h2_stream *stream)
+static void link_stream(h2_session *s, h2_stream *stream)
 {
     stream->next_all = s->streams;
     if (s->streams) s->streams->prev_all = stream;
     s->streams = stream;
 }
 
-void h2_session_unlink(h2_session *s, h2_stream *stream)
+static void unlink_stream(h2_session *s, h2_stream *stream)
 {
     if (stream->prev_all) stream->prev_all->next_all = stream->next_all;
     else s->streams = stream->next_all;
     if (stream->next_all) stream->next_all->prev_all = stream->prev_all;
     stream->prev_all = stream->next_all = NULL;
+}
+
+/* The one way a stream comes to be, so that every stream is in the list,
+ * counted where on_stream_close() uncounts it, and found by nghttp2. */
+h2_stream *h2_session_stream_open(h2_session *s, int32_t id, h2_stream_origin origin)
+{
+    h2_stream *stream = h2_stream_create(s, id, s->pool);
+
+    link_stream(s, stream);
+    s->open_streams++;
+    if (origin == H2_ORIGIN_PUSH) {
+        s->pushed_open++;
+    }
+    h2_session_ngcheck(s, id, origin == H2_ORIGIN_PUSH? "attach the pushed stream"
+                                                      : "attach the stream",
+                       nghttp2_session_set_stream_user_data(s->ngh, id, stream));
+    if (origin == H2_ORIGIN_PUSH) {
+        /* it is born promised: its request head is ours, not the client's */
+        h2_stream_transit(stream, H2_SSEV_PROMISED);
+    }
+    return stream;
+}
+
+h2_c1_idle_link *h2_session_idle_link(h2_session *s)
+{
+    return &s->idle;
 }
 
 h2_stream *h2_session_stream(h2_session *s, int32_t id)
@@ -149,7 +175,7 @@ void h2_session_purge_later(h2_session *s, h2_stream *stream)
      * streams (quadratic at -m 100) */
     h2_stream_transit(stream, H2_SSEV_PURGE);
     h2_x_c1_forget(stream->x);
-    h2_session_unlink(s, stream);
+    unlink_stream(s, stream);
     stream->next_all = s->purge;
     s->purge = stream;
 }
@@ -173,9 +199,7 @@ void h2_session_purge(h2_session *s)
     while (s->purge) {
         stream = s->purge;
         s->purge = stream->next_all;
-        if (stream->window_deferred) {
-            s->window_waiters--;
-        }
+        h2_session_send_wait_clear(s, stream);
         h2_stream_destroy(stream);
     }
 }
@@ -201,7 +225,7 @@ static apr_status_t session_teardown(void *data)
     h2_session_end_streams(s);
     h2_session_purge(s);
     while ((stream = s->streams) != NULL) {
-        h2_session_unlink(s, stream);
+        unlink_stream(s, stream);
         h2_stream_destroy(stream);
     }
     if ((held = h2_x_c1_mem_held(s->xc, NULL)) != 0 || s->hdr_budget.used) {
@@ -241,6 +265,8 @@ static void read_config(h2_session *s)
     s->push_on = (h2_config_sget(s->s, H2_CONF_PUSH) == 1);
     s->timeout = s->s->timeout;
     s->keepalive_timeout = s->s->keep_alive_timeout;
+    s->idle.c1 = s->c1;
+    s->idle.keepalive = s->keepalive_timeout;
     s->read_timeouts = h2_config_read_timeouts(s->s);
 
     h2_config_workers(s->s, &minw, &maxw, &idle_secs);
@@ -346,7 +372,7 @@ static apr_status_t ngh_create(h2_session *s)
         s->settings_at = apr_time_now();
     }
     /* The connection window covers what all streams may be granted: each
-     * stream's own window bounds what it holds (h2_session_window.c), and
+     * stream's own window bounds what it holds (h2_session_recv_window.c), and
      * the connection's is opened again as bytes arrive, so that it never
      * holds one stream back for another's. */
     conn_win = (apr_int64_t)s->max_streams * s->window_size + H2_BDP_GROWTH_MAX;

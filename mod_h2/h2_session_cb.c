@@ -107,7 +107,7 @@ static int closed_stream_frame(h2_session *s)
     return NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
-int h2_session_data_begins(h2_session *s, int32_t id)
+int h2_session_data_may_begin(h2_session *s, int32_t id)
 {
     if (s->stop < H2_STOP_GOAWAY && forgotten(s, id) == H2_CLOSED) {
         return closed_stream_frame(s) == 0;
@@ -153,7 +153,7 @@ static int on_begin_frame(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
  * responses buffered) leaves room for another stream. Over it, new
  * streams are refused until the client reads or the streams end: memory
  * per connection is bounded whatever the client sends. What grown windows
- * hold is not counted: the growth budget granted it (h2_session_window.c),
+ * hold is not counted: the growth budget granted it (h2_session_recv_window.c),
  * and a slow upload must not cost a GET beside it its stream. */
 static int mem_admits(h2_session *s)
 {
@@ -201,11 +201,7 @@ static int on_begin_headers(nghttp2_session *ngh, const nghttp2_frame *frame,
             }
             return 0;
         }
-        stream = h2_stream_create(s, frame->hd.stream_id, s->pool);
-        h2_session_link(s, stream);
-        s->open_streams++;
-        h2_session_ngcheck(s, frame->hd.stream_id, "attach the stream",
-            nghttp2_session_set_stream_user_data(ngh, frame->hd.stream_id, stream));
+        h2_session_stream_open(s, frame->hd.stream_id, H2_ORIGIN_CLIENT);
     }
     else if ((stream = h2_session_stream(s, frame->hd.stream_id)) != NULL
              && !stream->trailers_in) {
@@ -239,7 +235,7 @@ static void input_eos(h2_session *s, h2_stream *stream)
 {
     h2_x_c1_body_end(stream->x, stream->trailers_in);
     h2_stream_transit(stream, H2_SSEV_EOS_IN);
-    h2_session_window_input_end(s, stream);
+    h2_session_recv_window_input_end(s, stream);
 }
 
 /* RFC 9113 8.1.1: a request whose DATA does not add up to its
@@ -361,10 +357,10 @@ static void client_reset(h2_session *s, int32_t id)
 
     if (stream && (id & 1) && !stream->reset_sent
         && (stream->state == H2_SS_OPEN || stream->state == H2_SS_CLOSED_REMOTE)) {
-        h2_session_reset_check(s);
+        h2_session_reset_ok(s);
     }
     else {
-        h2_session_flood_check(s, H2_FLOOD_CLOSED_RESETS);
+        h2_session_flood_ok(s, H2_FLOOD_CLOSED_RESETS);
     }
 }
 
@@ -377,7 +373,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
     switch (frame->hd.type) {
     case NGHTTP2_HEADERS:
         if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
-            && !h2_session_flood_check(s, H2_FLOOD_EMPTY_FRAMES)) {
+            && !h2_session_flood_ok(s, H2_FLOOD_EMPTY_FRAMES)) {
             break;
         }
         stream = h2_session_stream(s, frame->hd.stream_id);
@@ -407,7 +403,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         break;
     case NGHTTP2_DATA:
         if (frame->hd.length == 0 && !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
-            h2_session_flood_check(s, H2_FLOOD_EMPTY_FRAMES);
+            h2_session_flood_ok(s, H2_FLOOD_EMPTY_FRAMES);
         }
         if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
             && (stream = h2_session_stream(s, frame->hd.stream_id)) != NULL
@@ -416,7 +412,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         }
         break;
     case NGHTTP2_PRIORITY:
-        h2_session_flood_check(s, H2_FLOOD_PRIORITY);
+        h2_session_flood_ok(s, H2_FLOOD_PRIORITY);
         break;
     case NGHTTP2_WINDOW_UPDATE:
         h2_session_resume_windows(s, frame->hd.stream_id,
@@ -430,7 +426,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
             h2_session_resume_windows(s, 0, NGHTTP2_MAX_WINDOW_SIZE);
         }
         else {
-            h2_session_window_settings_ack(s);
+            h2_session_recv_window_settings_ack(s);
         }
         break;
     case NGHTTP2_RST_STREAM:
@@ -445,7 +441,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
             s->stop_ping_acked = 1;
         }
         else if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
-            h2_session_window_ping_ack(s, frame->ping.opaque_data);
+            h2_session_recv_window_rtt_acked(s, frame->ping.opaque_data);
         }
         break;
     default:
@@ -463,7 +459,7 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
     int kept = 0;
 
     /* The connection's window never holds a stream back: what each
-     * stream may send is bounded by its own window (h2_session_window.c),
+     * stream may send is bounded by its own window (h2_session_recv_window.c),
      * so the connection's is opened again as the bytes arrive. */
     h2_session_ngcheck(s, stream_id, "open the connection's window",
                        nghttp2_session_consume_connection(ngh, len));
@@ -473,7 +469,7 @@ static int on_data_chunk_recv(nghttp2_session *ngh, uint8_t flags,
     if (body_length_ok(s, stream, 0, (apr_off_t)len)) {
         kept = (h2_x_c1_body_in(stream->x, (const char *)data, len) > 0);
     }
-    h2_session_window_received(s, stream, len, kept);
+    h2_session_recv_window_received(s, stream, len, kept);
     return 0;
 }
 
@@ -495,7 +491,7 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
         stream->reset_sent? -stream_id : stream_id;
     s->open_streams--;
     s->pushed_open -= (stream->id % 2 == 0);
-    h2_session_window_closed(s, stream);
+    h2_session_recv_window_closed(s, stream);
     if (stream->status_counted) {
         h2_status_c1_stream_done(s->srow);
     }
@@ -598,7 +594,7 @@ static int on_frame_send(nghttp2_session *ngh, const nghttp2_frame *frame,
              * after the client's own end, or at the tunnel's timeout,
              * when nobody reads what the client still sends. */
             if (stream->state == H2_SS_CLOSED_LOCAL) {
-                h2_session_window_answered(s, stream);
+                h2_session_recv_window_answered(s, stream);
             }
         }
         break;

@@ -184,7 +184,7 @@ int h2_session_ngcheck(h2_session *s, int32_t stream_id, const char *what, int r
 }
 
 /* Frames that cost work and carry nothing are budgeted per second. */
-int h2_session_flood_check(h2_session *s, h2_flood_kind kind)
+int h2_session_flood_ok(h2_session *s, h2_flood_kind kind)
 {
     if (!h2_abuse_flood(&s->abuse, kind, apr_time_now())) {
         h2_session_fail(s, 0, H2_ERR_ENHANCE_YOUR_CALM, h2_abuse_flood_str(kind));
@@ -195,7 +195,7 @@ int h2_session_flood_check(h2_session *s, h2_flood_kind kind)
 
 /* A client that resets streams faster than the budget allows gets
  * GOAWAY ENHANCE_YOUR_CALM. Returns 0 then. */
-int h2_session_reset_check(h2_session *s)
+int h2_session_reset_ok(h2_session *s)
 {
     if (!h2_abuse_reset(&s->abuse, apr_time_now())) {
         h2_session_fail(s, 0, H2_ERR_ENHANCE_YOUR_CALM,

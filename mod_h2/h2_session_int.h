@@ -15,19 +15,127 @@
 #ifndef H2_SESSION_INT_H
 #define H2_SESSION_INT_H
 
-/* What the files of a session share (h2_session*.c and h2_upgrade.c).
+/* What the files of a session share (h2_session*.c, h2_stream.c and
+ * h2_upgrade.c): the session's fields, and their functions.
  * Every function here runs in the connection thread that owns the
  * session; workers never see a session (they see h2_x). */
 
+#include <apr_poll.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_cond.h>
+#include <httpd.h>
 #include <nghttp2/nghttp2.h>
 
 #include "h2_abuse.h"
+#include "h2_c1_idle.h"
 #include "h2_c1_io.h"
 #include "h2_config.h"
+#include "h2_frame_clock.h"
+#include "h2_handoff.h"
+#include "h2_headers_check.h"
 #include "h2_lifecycle.h"
+#include "h2_ngmem.h"
+#include "h2_priority.h"
+#include "h2_read_timeout.h"
 #include "h2_session.h"
 #include "h2_stream.h"
 #include "h2_x.h"
+
+/* Stream ids remembered after close, to tell late frames on a closed
+ * stream from a client reusing ids it never opened. */
+#define H2_CLOSED_RING 64
+
+/* How far a session is in stopping; it only goes forward. */
+typedef enum {
+    H2_STOP_NONE,      /* serving */
+    H2_STOP_NOTICE,    /* shutdown notice and PING out, streams still taken */
+    H2_STOP_GOAWAY,    /* final GOAWAY submitted: no new streams */
+    H2_STOP_CLOSE,     /* GOAWAY for an error: close once it is out */
+    H2_STOP_CLOSED,    /* the last frame is written: nothing may follow */
+} h2_stop_phase;
+
+struct h2_session {
+    conn_rec *c1;
+    long id;                        /* c1's id when it started: the MPM may
+                                     * give c1 another as it moves between
+                                     * threads, the logs keep this one */
+    server_rec *s;
+    apr_pool_t *pool;
+    nghttp2_session *ngh;
+    h2_ngmem ngmem;                /* nghttp2's memory, recycled */
+    h2_session_state state;
+    h2_c1_io io;
+    int is_tls;
+
+    /* limits and settings, read once from the config */
+    int max_streams;
+    int window_size;
+    apr_interval_time_t timeout;
+    apr_interval_time_t keepalive_timeout;
+    int max_data_frame_len;
+    int padding_bits;
+    h2_hdr_limits hdr_limits;
+    apr_size_t send_block_max;      /* H2MaxHeaderBlockLen for responses;
+                                     * 0: nghttp2's own (64 KB), as stock */
+    const h2_read_timeouts *read_timeouts;  /* RequestReadTimeout's */
+    h2_hdr_budget hdr_budget;       /* decoded request heads held, see
+                                     * mem_admits() in h2_session_cb.c */
+    apr_size_t mem_max;             /* what request bodies and responses
+                                     * may hold before new streams are
+                                     * refused */
+
+    /* connection thread only */
+    struct h2_stream *streams;      /* all live streams */
+    int open_streams;               /* not closed by nghttp2 */
+    int pushed_open;                /*   of them promised by us */
+    struct h2_stream *new_first, *new_last;   /* to be scheduled */
+    struct h2_stream *purge;        /* closed, to be freed next round */
+    h2_stop_phase stop;             /* how far it is in stopping */
+    apr_time_t stop_notice_at;      /* shutdown notice and PING sent at */
+    int stop_ping_acked;            /* the client answered that PING */
+    int settings_patched;           /* our limit is in the SETTINGS sent */
+    int ngh_flooded;                /* nghttp2 refuses to queue more */
+    int refusals_not_faults;        /* REFUSED_STREAMs not to count */
+    apr_time_t last_client_io;
+    int input_drained;              /* the socket had nothing left a moment
+                                     * ago: the next non-blocking read may
+                                     * be skipped (once) */
+    h2_frame_clock clock;           /* where the client is in its frames */
+    apr_time_t turn_start;          /* got the MPM thread at */
+    int last_stream_started;
+    int32_t max_client_stream;      /* highest stream id the client used */
+    int32_t closed_ring[H2_CLOSED_RING];  /* recently closed stream ids */
+    unsigned int closed_ring_next;
+    h2_abuse abuse;                 /* flood and rate budgets */
+    int window_waiters;             /* streams with window_deferred (see
+                                     * h2_session_send_wait_set) */
+    int preface_due;                /* h2c upgrade: the client's SETTINGS not
+                                     * in yet, stream 1 sends no DATA */
+    int push_on;                    /* H2Push of the connection's server */
+    struct h2_push_diary *push_diary;  /* made at the first push */
+    /* RFC 9218 (h2_session_prio.c) */
+    uint8_t prio_buf[4 + H2_PRIO_UPDATE_MAX];  /* a PRIORITY_UPDATE so far */
+    size_t prio_len;                /*   its length so far */
+    struct h2_prio_idle *prio_idle; /* updates for streams not yet opened */
+    int prio_nidle;
+    /* receive windows (h2_session_recv_window.c) */
+    apr_interval_time_t rtt;        /* round trip, 0 until measured */
+    apr_time_t rtt_at;              /*   measured then */
+    apr_time_t rtt_ping_at;         /* the PING out since, or 0 */
+    apr_time_t settings_at;         /* our SETTINGS went out then, unacked */
+    apr_int64_t win_charged;        /* what its streams may hold beyond
+                                     * H2WindowSize each (H2_BDP_GROWTH_MAX) */
+    int early_ends;                 /* streams with early_end_at set */
+
+    h2_c1_idle_link idle;           /* h2_c1_idle.c's, under its lock */
+
+    /* what is shared with the workers */
+    h2_x_settings xset;
+    h2_xconn *xc;
+
+    struct h2_status_row *srow;     /* its row in mod_status's table */
+};
+
 
 /* How often a connection thread that waits on workers looks at the MPM,
  * so that a graceful stop is noticed. */
@@ -93,7 +201,7 @@ void h2_session_prio_callbacks(nghttp2_session_callbacks *cbs);
 
 /* 1 when the client announced SETTINGS_NO_RFC7540_PRIORITIES: its DATA
  * goes out by urgency; else by the RFC 7540 tree. */
-int h2_session_prio_extensible(h2_session *s);
+int h2_session_prio_is_extensible(h2_session *s);
 
 /* A PRIORITY_UPDATE frame begins: checked and counted as a flood kind.
  * 0, or NGHTTP2_ERR_CALLBACK_FAILURE after a GOAWAY. */
@@ -111,53 +219,57 @@ void h2_session_prio_response(h2_session *s, h2_stream *stream,
  * it, in urgencies. */
 void h2_session_prio_push(h2_session *s, h2_stream *ps, h2_stream *page, h2_push_dep dep);
 
-/* --- h2_session_window.c: receive windows --- */
+/* --- h2_session_recv_window.c: receive windows --- */
 
 /* A stream's upload passed H2WindowSize: measure the round trip (a PING),
  * now and then again. */
-void h2_session_window_data_in(h2_session *s, h2_stream *stream);
+void h2_session_recv_window_data_in(h2_session *s, h2_stream *stream);
 
 /* The client acknowledged our first SETTINGS: the time it took is a first
  * round trip, for window growth before a PING measures one. */
-void h2_session_window_settings_ack(h2_session *s);
+void h2_session_recv_window_settings_ack(h2_session *s);
 
-/* A PING ACK: 1 when it was our round-trip PING. */
-int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque);
+/* A PING ACK: 1 when it answers our round-trip PING, which measured the
+ * round trip then. */
+int h2_session_recv_window_rtt_acked(h2_session *s, const uint8_t *opaque);
 
 /* The handler consumed n bytes of stream's body (or nobody reads them):
  * grow its window when the window, not the link, holds the upload back,
  * and grant credit again once half of it is free, within the budgets. */
-void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n);
+void h2_session_recv_window_consumed(h2_session *s, h2_stream *stream,
+                                     apr_size_t n);
 
 /* n bytes of stream's body arrived, kept for its handler (kept) or not:
  * a handler that lets more than half its window wait goes back to
  * H2WindowSize. */
-void h2_session_window_received(h2_session *s, h2_stream *stream, apr_size_t n, int kept);
+void h2_session_recv_window_received(h2_session *s, h2_stream *stream,
+                                     apr_size_t n, int kept);
 
 /* The client ended stream's body: its credit left is no longer charged. */
-void h2_session_window_input_end(h2_session *s, h2_stream *stream);
+void h2_session_recv_window_input_end(h2_session *s, h2_stream *stream);
 
 /* stream's response is complete while its client still sends the body:
  * RST_STREAM NO_ERROR after H2_EARLY_END_WAIT (what the client sent
  * meanwhile is still checked as usual). */
-void h2_session_window_answered(h2_session *s, h2_stream *stream);
+void h2_session_recv_window_answered(h2_session *s, h2_stream *stream);
 
 /* Reset the streams whose early end is due; returns when the next one
  * is, or 0. */
-apr_time_t h2_session_window_early_ends(h2_session *s);
+apr_time_t h2_session_recv_window_early_ends(h2_session *s);
 
 /* stream closed: what it held of the budgets is theirs again. */
-void h2_session_window_closed(h2_session *s, h2_stream *stream);
+void h2_session_recv_window_closed(h2_session *s, h2_stream *stream);
 
 /* H2_BULK_LOWAT while a stream takes a bulk upload the client may go on
  * sending without our WINDOW_UPDATE, else 0 (see H2_BULK_LOWAT). */
-apr_size_t h2_session_window_lowat(h2_session *s);
+apr_size_t h2_session_recv_window_lowat(h2_session *s);
 
 /* --- h2_session_cb.c --- */
 
 /* A DATA frame for stream id comes (its header about to reach nghttp2):
- * 0 when it is one on a closed stream and the connection is failed. */
-int h2_session_data_begins(h2_session *s, int32_t id);
+ * 1 when it may, 0 when it is one on a closed stream and the connection
+ * is failed. */
+int h2_session_data_may_begin(h2_session *s, int32_t id);
 
 /* --- h2_session.c: state, streams --- */
 
@@ -166,8 +278,18 @@ void h2_session_transit(h2_session *s, h2_session_event ev);
 
 /* The session's stream with id (NULL: none, or nghttp2 closed it). */
 h2_stream *h2_session_stream(h2_session *s, int32_t id);
-void h2_session_link(h2_session *s, h2_stream *stream);
-void h2_session_unlink(h2_session *s, h2_stream *stream);
+
+/* Where a stream comes from: the client's HEADERS, our PUSH_PROMISE, or
+ * the HTTP/1.1 request of an h2c upgrade (stream 1). */
+typedef enum {
+    H2_ORIGIN_CLIENT,
+    H2_ORIGIN_PUSH,
+    H2_ORIGIN_UPGRADE,
+} h2_stream_origin;
+
+/* Open stream id: created, listed, counted as open and attached to
+ * nghttp2's stream (a pushed one also in the PROMISED state). */
+h2_stream *h2_session_stream_open(h2_session *s, int32_t id, h2_stream_origin origin);
 
 /* A worker is to run the stream: fix what it will see, queue it for
  * h2_session_dispatch(). */
@@ -216,11 +338,13 @@ int h2_session_is_fault(uint32_t code);
 /* Count the client's fault on stream id once (H2MaxStreamErrors). */
 void h2_session_count_fault(h2_session *s, int32_t id);
 
-/* Count a frame of a flood kind; 0 when the budget ran out (GOAWAY sent). */
-int h2_session_flood_check(h2_session *s, h2_flood_kind kind);
+/* Count a frame of a flood kind: 1 while within the budget, 0 when it ran
+ * out (GOAWAY sent). */
+int h2_session_flood_ok(h2_session *s, h2_flood_kind kind);
 
-/* Count a reset by the client; 0 when the budget ran out (GOAWAY sent). */
-int h2_session_reset_check(h2_session *s);
+/* Count a reset by the client: 1 while within the budget, 0 when it ran
+ * out (GOAWAY sent). */
+int h2_session_reset_ok(h2_session *s);
 
 /* --- h2_session_cb.c: the client's frames --- */
 
@@ -237,6 +361,12 @@ void h2_session_dispatch(h2_session *s);
 
 /* Take over what the workers produced; returns the streams that had news. */
 int h2_session_collect(h2_session *s);
+
+/* stream waits for the client's window to send DATA (set), or no longer
+ * (clear): its window_deferred and the session's window_waiters change
+ * only together, here. Either may be called again in the same state. */
+void h2_session_send_wait_set(h2_session *s, h2_stream *stream);
+void h2_session_send_wait_clear(h2_session *s, h2_stream *stream);
 
 /* Streams waiting for their window: look again after a WINDOW_UPDATE on
  * stream_id (0: the connection) or SETTINGS. */

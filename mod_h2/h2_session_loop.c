@@ -77,7 +77,7 @@ static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
                                                    len, now);
         if (s->clock.data_stream) {
             if ((n > 1 && (rv = ngh_recv(s, data, n - 1)) != APR_SUCCESS)
-                || !h2_session_data_begins(s, s->clock.data_stream)) {
+                || !h2_session_data_may_begin(s, s->clock.data_stream)) {
                 return APR_EGENERAL;
             }
             data += n - 1;
@@ -327,9 +327,9 @@ static void wait_busy(h2_session *s, int how)
         h2_session_transit(s, H2_SEV_TIMEOUT);
         return;
     }
-    lowat = h2_session_window_lowat(s);
+    lowat = h2_session_recv_window_lowat(s);
     h2_c1_io_set_lowat(&s->io, lowat);
-    early = h2_session_window_early_ends(s);
+    early = h2_session_recv_window_early_ends(s);
     if (early && (!deadline || early < deadline)) {
         deadline = early;
     }
@@ -377,7 +377,7 @@ static apr_status_t process(h2_session *s, int how)
         if (h2_session_collect(s) > 0) {
             progress = 1;
         }
-        h2_session_window_early_ends(s);
+        h2_session_recv_window_early_ends(s);
         h2_session_retry_windows(s);
         if (send_output(s, &progress) != APR_SUCCESS) {
             h2_session_transit(s, H2_SEV_ERROR);

@@ -58,11 +58,26 @@ static int take_tiny_frame(h2_session *s)
     return h2_abuse_tiny_frame(&s->abuse, apr_time_now());
 }
 
+void h2_session_send_wait_set(h2_session *s, h2_stream *stream)
+{
+    if (!stream->window_deferred) {
+        stream->window_deferred = 1;
+        s->window_waiters++;
+    }
+}
+
+void h2_session_send_wait_clear(h2_session *s, h2_stream *stream)
+{
+    if (stream->window_deferred) {
+        stream->window_deferred = 0;
+        s->window_waiters--;
+    }
+}
+
 /* stream waited for its window: let nghttp2 ask data_read() again */
 static void resume_window_wait(h2_session *s, h2_stream *stream)
 {
-    stream->window_deferred = 0;
-    s->window_waiters--;
+    h2_session_send_wait_clear(s, stream);
     if (nghttp2_session_resume_data(s->ngh, stream->id) != 0) {
         ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21083)
                       "h2_session(%ld-%d): cannot resume the response",
@@ -118,7 +133,7 @@ void h2_session_resume_windows(h2_session *s, int32_t stream_id, int32_t increme
         resume_window_wait(s, stream);
     }
     if (still_tiny && increment < min_data_window(s)) {
-        h2_session_flood_check(s, H2_FLOOD_TINY_WINDOWS);
+        h2_session_flood_ok(s, H2_FLOOD_TINY_WINDOWS);
     }
 }
 
@@ -197,10 +212,7 @@ static ssize_t data_read(nghttp2_session *ngh, int32_t stream_id, uint8_t *buf,
     if (n > length) {
         if (length < H2_MIN_DATA_FRAME && tiny_window(s, stream_id)
             && !take_tiny_frame(s)) {
-            if (!stream->window_deferred) {
-                stream->window_deferred = 1;
-                s->window_waiters++;
-            }
+            h2_session_send_wait_set(s, stream);
             return NGHTTP2_ERR_DEFERRED;
         }
         *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
@@ -502,7 +514,7 @@ static void on_collected(void *ctx, void *owner, apr_size_t consumed, int done)
         return;
     }
     if (consumed) {
-        h2_session_window_consumed(s, stream, consumed);
+        h2_session_recv_window_consumed(s, stream, consumed);
     }
     process_output(s, stream);
 }

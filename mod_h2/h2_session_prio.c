@@ -43,7 +43,7 @@ void h2_session_prio_options(nghttp2_option *opt)
     nghttp2_option_set_server_fallback_rfc7540_priorities(opt, 1);
 }
 
-int h2_session_prio_extensible(h2_session *s)
+int h2_session_prio_is_extensible(h2_session *s)
 {
     return nghttp2_session_get_remote_settings(
         s->ngh, NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES) == 1;
@@ -59,7 +59,7 @@ static void apply(h2_session *s, h2_stream *stream)
     /* Not for clients on RFC 7540 priorities: their streams are in the
      * tree, and nghttp2 (1.52) would take one with data waiting out of the
      * urgency queues it is not in, and abort on an assertion. */
-    if (h2_session_prio_extensible(s)) {
+    if (h2_session_prio_is_extensible(s)) {
         h2_session_ngcheck(s, stream->id, "change the stream's priority",
             nghttp2_session_change_extpri_stream_priority(s->ngh, stream->id, &ep, 0));
     }
@@ -159,8 +159,9 @@ static void update_stream(h2_session *s, h2_stream *stream, const h2_prio *p)
     }
 }
 
-/* Remember p for stream id, which the client has not opened yet. */
-static int keep_for_idle(h2_session *s, int32_t id, const h2_prio *p)
+/* Remember p for stream id, which the client has not opened yet: 1 when
+ * it is kept, 0 when as many are kept as it may open streams. */
+static int kept_for_idle(h2_session *s, int32_t id, const h2_prio *p)
 {
     int i;
 
@@ -217,7 +218,7 @@ static int on_update(h2_session *s, const uint8_t *payload, size_t len)
         return 0;
     }
     if ((id & 1) && id > s->max_client_stream
-        && !keep_for_idle(s, id, &p)) {
+        && !kept_for_idle(s, id, &p)) {
         return conn_error(s, H2_ERR_PROTOCOL_ERROR, "PRIORITY_UPDATE for more "
                           "idle streams than H2MaxSessionStreams");
     }
@@ -226,7 +227,7 @@ static int on_update(h2_session *s, const uint8_t *payload, size_t len)
 
 int h2_session_prio_frame_begins(h2_session *s, const nghttp2_frame_hd *hd)
 {
-    if (!h2_session_flood_check(s, H2_FLOOD_PRIORITY)) {
+    if (!h2_session_flood_ok(s, H2_FLOOD_PRIORITY)) {
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
     if (hd->stream_id != 0) {

@@ -74,16 +74,10 @@ static int push_fields(h2_stream *origin, const char *path, nghttp2_nv *nv, int 
 static void start_pushed(h2_session *s, h2_stream *origin, int32_t id,
                          const nghttp2_nv *nv, int n, int critical)
 {
-    h2_stream *ps = h2_stream_create(s, id, s->pool);
+    h2_stream *ps = h2_session_stream_open(s, id, H2_ORIGIN_PUSH);
     h2_hdr_result res = H2_HDR_OK;
     int i;
 
-    h2_session_link(s, ps);
-    s->open_streams++;
-    s->pushed_open++;
-    h2_session_ngcheck(s, id, "attach the pushed stream",
-                       nghttp2_session_set_stream_user_data(s->ngh, id, ps));
-    h2_stream_transit(ps, H2_SSEV_PROMISED);
     for (i = 0; i < n && res == H2_HDR_OK; ++i) {
         res = h2_req_head_add(&ps->req, (const char *)nv[i].name, nv[i].namelen,
                               (const char *)nv[i].value, nv[i].valuelen);
@@ -203,7 +197,7 @@ void h2_session_push_prioritize(h2_session *s, h2_stream *ps, const h2_hchunk *c
     if (ps->push_critical) {
         dep = H2_PUSH_BEFORE;
     }
-    if (h2_session_prio_extensible(s)) {
+    if (h2_session_prio_is_extensible(s)) {
         h2_session_prio_push(s, ps, page, dep);
         return;
     }

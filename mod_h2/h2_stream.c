@@ -21,8 +21,7 @@
 #include <apr_allocator.h>
 
 #include "h2.h"
-#include "h2_session.h"
-#include "h2_stream.h"
+#include "h2_session_int.h"
 #include "h2_util.h"
 
 APLOG_USE_MODULE(http2);

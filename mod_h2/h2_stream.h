@@ -45,7 +45,8 @@ struct h2_stream {
                                     * (a head over httpd's limits) */
     int response_submitted;
     int data_deferred;             /* nghttp2 waits for data on us */
-    int window_deferred;           /*   or for the client's window */
+    int window_deferred;           /*   or for the client's window (set
+                                    * and cleared by h2_session_send_wait_*) */
     int has_body_in;               /* request has a body */
     int fault_counted;             /* counted toward H2MaxStreamErrors */
     int reset_sent;                /* we sent RST_STREAM */
@@ -65,7 +66,7 @@ struct h2_stream {
     apr_int64_t win_charge;        /* what it may hold beyond H2WindowSize,
                                     * charged to the growth budgets */
     apr_time_t early_end_at;       /* response complete, body not: reset
-                                    * then (h2_session_window_answered) */
+                                    * then (h2_session_recv_window_answered) */
     h2_stream *prev_all, *next_all;
 };
 

@@ -109,12 +109,8 @@ apr_status_t h2_session_upgrade(h2_session *s, request_rec *r)
                       nghttp2_strerror(rv));
         return APR_EINVAL;
     }
-    stream = h2_stream_create(s, 1, s->pool);
-    h2_session_link(s, stream);
-    s->open_streams++;
+    stream = h2_session_stream_open(s, 1, H2_ORIGIN_UPGRADE);
     s->preface_due = 1;
-    h2_session_ngcheck(s, 1, "attach the stream",
-                       nghttp2_session_set_stream_user_data(s->ngh, 1, stream));
 
     request_fields(stream, r);
     h2_stream_transit(stream, H2_SSEV_HEADERS_IN);

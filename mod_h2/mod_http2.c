@@ -37,7 +37,7 @@
 #include "h2_protocol.h"
 #include "h2_status.h"
 #include "h2_stream.h"
-#include "h2_reqtimeout.h"
+#include "h2_read_timeout_conftree.h"
 #include "h2_vars.h"
 
 static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -48,7 +48,7 @@ static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
         return OK;
     }
-    h2_reqtimeout_post_config(pconf, s);
+    h2_read_timeout_post_config(pconf, s);
     h2_status_post_config(pconf, s);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, APLOGNO(21060)
                  "mod_h2 %s (nghttp2 %s), mpm %s, %s",

@@ -12,8 +12,8 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
-#ifndef H2_REQTIMEOUT_H
-#define H2_REQTIMEOUT_H
+#ifndef H2_READ_TIMEOUT_CONFTREE_H
+#define H2_READ_TIMEOUT_CONFTREE_H
 
 #include <httpd.h>
 
@@ -21,6 +21,6 @@
  * With mod_reqtimeout loaded, those are its RequestReadTimeout values
  * (its own defaults where none is set), read from the configuration;
  * without it, the same defaults (see h2_read_timeouts_default). */
-apr_status_t h2_reqtimeout_post_config(apr_pool_t *p, server_rec *s_main);
+apr_status_t h2_read_timeout_post_config(apr_pool_t *p, server_rec *s_main);
 
 #endif

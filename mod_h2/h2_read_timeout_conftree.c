@@ -12,8 +12,9 @@
  * See the License for the specific language governing permissions and
  * limitations under the License.
  */
-/* Reads mod_reqtimeout's RequestReadTimeout directives from the
- * configuration tree, so that HTTP/2 connections honour them. */
+/* Finds mod_reqtimeout's RequestReadTimeout directives in httpd's
+ * configuration tree at start-up, per server, so that HTTP/2 connections
+ * honour them (h2_read_timeout.c parses their values). */
 #include <apr_strings.h>
 #include <httpd.h>
 #include <http_config.h>
@@ -24,7 +25,7 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_read_timeout.h"
-#include "h2_reqtimeout.h"
+#include "h2_read_timeout_conftree.h"
 
 APLOG_USE_MODULE(http2);
 
@@ -109,7 +110,7 @@ static const ap_directive_t *vhost_section(const ap_directive_t *d, server_rec *
     return NULL;
 }
 
-apr_status_t h2_reqtimeout_post_config(apr_pool_t *p, server_rec *s_main)
+apr_status_t h2_read_timeout_post_config(apr_pool_t *p, server_rec *s_main)
 {
     h2_read_timeouts *base = apr_palloc(p, sizeof(*base));
     server_rec *s;

@@ -35,7 +35,7 @@ APLOG_USE_MODULE(http2);
 #define H2_RTT_PING "h2-rtt!!"              /* 8 bytes of PING payload */
 #define H2_RTT_EVERY apr_time_from_sec(10)  /* measured again after */
 
-void h2_session_window_data_in(h2_session *s, h2_stream *stream)
+void h2_session_recv_window_data_in(h2_session *s, h2_stream *stream)
 {
     apr_time_t now;
 
@@ -53,7 +53,7 @@ void h2_session_window_data_in(h2_session *s, h2_stream *stream)
     }
 }
 
-void h2_session_window_settings_ack(h2_session *s)
+void h2_session_recv_window_settings_ack(h2_session *s)
 {
     apr_time_t now = apr_time_now();
 
@@ -67,7 +67,7 @@ void h2_session_window_settings_ack(h2_session *s)
     s->settings_at = 0;
 }
 
-int h2_session_window_ping_ack(h2_session *s, const uint8_t *opaque)
+int h2_session_recv_window_rtt_acked(h2_session *s, const uint8_t *opaque)
 {
     apr_time_t now;
 
@@ -197,7 +197,7 @@ static void grant(h2_session *s, h2_stream *stream)
     }
 }
 
-void h2_session_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
+void h2_session_recv_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
 {
     apr_int32_t max, w;
 
@@ -247,7 +247,7 @@ static void end_early(h2_session *s, h2_stream *stream)
     }
 }
 
-void h2_session_window_answered(h2_session *s, h2_stream *stream)
+void h2_session_recv_window_answered(h2_session *s, h2_stream *stream)
 {
     if (!stream->early_end_at && !stream->reset_sent) {
         stream->early_end_at = apr_time_now() + H2_EARLY_END_WAIT;
@@ -255,7 +255,7 @@ void h2_session_window_answered(h2_session *s, h2_stream *stream)
     }
 }
 
-apr_time_t h2_session_window_early_ends(h2_session *s)
+apr_time_t h2_session_recv_window_early_ends(h2_session *s)
 {
     h2_stream *stream, *next;
     apr_time_t now, first = 0;
@@ -279,16 +279,17 @@ apr_time_t h2_session_window_early_ends(h2_session *s)
     return first;
 }
 
-void h2_session_window_received(h2_session *s, h2_stream *stream, apr_size_t n, int kept)
+void h2_session_recv_window_received(h2_session *s, h2_stream *stream,
+                                     apr_size_t n, int kept)
 {
     stream->in_received += (apr_off_t)n;
     if (!kept) {
         /* nobody reads it: it is consumed as it comes */
-        h2_session_window_consumed(s, stream, n);
+        h2_session_recv_window_consumed(s, stream, n);
         return;
     }
     if (stream->in_received > (apr_off_t)s->window_size) {
-        h2_session_window_data_in(s, stream);
+        h2_session_recv_window_data_in(s, stream);
     }
     if (stream->bdp.window > s->window_size
         && 2 * (stream->in_received - stream->in_consumed) > stream->bdp.window) {
@@ -299,12 +300,12 @@ void h2_session_window_received(h2_session *s, h2_stream *stream, apr_size_t n, 
     }
 }
 
-void h2_session_window_input_end(h2_session *s, h2_stream *stream)
+void h2_session_recv_window_input_end(h2_session *s, h2_stream *stream)
 {
     charge(s, stream, exposure(s, stream));
 }
 
-void h2_session_window_closed(h2_session *s, h2_stream *stream)
+void h2_session_recv_window_closed(h2_session *s, h2_stream *stream)
 {
     if (stream->early_end_at) {
         stream->early_end_at = 0;
@@ -313,7 +314,7 @@ void h2_session_window_closed(h2_session *s, h2_stream *stream)
     charge(s, stream, 0);
 }
 
-apr_size_t h2_session_window_lowat(h2_session *s)
+apr_size_t h2_session_recv_window_lowat(h2_session *s)
 {
     h2_stream *stream;
 
