@@ -22,6 +22,7 @@ CLASSES = [
             r"libz\.|libuuid|libcrypt\.|libexpat|libgcc|libstdc|vgpreload|"
             r"libpcre|libdl|librt|libresolv"),
     ("httpd", r""),          # the apache2 binary and every other module
+                             # (for nginx: its binary)
 ]
 SHARED = "lib"
 

@@ -9,20 +9,25 @@ other modules), OpenSSL's (with mod_ssl) and the rest.
     python3 bench/instr.py [--n 5000] [--cases ours,stock,h1] [--tls] [--tag T]
 
 Cases: ours (mod_h2, h2c), stock (mod_http2, h2c), h1 (HTTP/1.1 on the
-mod_h2 httpd); --tls adds the same over TLS. Ports: bench/run.py's cg-*
-instances (466xx, 467xx). Results: results/<date>-instr<tag>.json/.md."""
+mod_h2 httpd), nginx (Debian's, one process, h2c, no access log, as
+refs.py runs it); --tls adds the httpd ones over TLS. Ports: bench/run.py's
+cg-* instances (466xx, 467xx), nginx 49980. Results:
+results/<date>-instr<tag>.json/.md."""
 
 import argparse
 import datetime
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
 import cgparse
 import run as bench
-from run import callgrind_total, log
+from run import callgrind_total, h2load, log, wait_port
+
+NGINX_PORT = 49980
 
 CASES = {"ours": ("ours", False, False), "stock": ("stock", False, False),
          "h1": ("ours", True, False),
@@ -31,7 +36,60 @@ CASES = {"ours": ("ours", False, False), "stock": ("stock", False, False),
 COLUMNS = ["mod_h2", "nghttp2", "httpd", "openssl", "unattributed shared", "total"]
 
 
+def nginx_total(n, keep_dir):
+    """Ir of one nginx process (master_process off) under callgrind for 200
+    warm-up requests + n, as callgrind_total() does for httpd."""
+    run = os.path.join(bench.RUN_DIR, "cg-nginx")
+    os.makedirs(os.path.join(run, "tmp"), exist_ok=True)
+    conf = os.path.join(run, "nginx.conf")
+    docroot = os.path.join(bench.RUN_DIR, "ours", "htdocs")
+    with open(conf, "w") as f:
+        f.write("""master_process off;
+worker_processes 1;
+daemon off;
+pid {r}/nginx.pid;
+error_log {r}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off; sendfile on; default_type application/octet-stream;
+    client_body_temp_path {r}/tmp/body; proxy_temp_path {r}/tmp/proxy;
+    fastcgi_temp_path {r}/tmp/fcgi; uwsgi_temp_path {r}/tmp/uwsgi;
+    scgi_temp_path {r}/tmp/scgi;
+    server {{ listen 127.0.0.1:{port} http2; root {d}; }}
+}}
+""".format(r=run, port=NGINX_PORT, d=docroot))
+    dump = os.path.join(keep_dir, "nginx-%d.out" % n)
+    proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--vgdb=no",
+                             "--callgrind-out-file=" + dump, "/usr/sbin/nginx",
+                             "-p", run, "-c", conf],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    res = {"dump": dump, "s2xx": 0}
+    try:
+        wait_port(NGINX_PORT, 60)
+        url = "http://127.0.0.1:%d/653b.txt" % NGINX_PORT
+        h2load(url, n=200, c=10, m=10, t=1, timeout=120)
+        if n:
+            res["s2xx"] = h2load(url, n=n, c=10, m=10, t=1, timeout=600).get("s2xx") or 0
+    finally:
+        proc.send_signal(signal.SIGQUIT)     # graceful: the dump is written
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    return res
+
+
 def measure(key, n, keep_dir):
+    if key == "nginx":
+        runs = [nginx_total(0, keep_dir), nginx_total(n, keep_dir)]
+        served = runs[1]["s2xx"]
+        if not served:
+            return {"error": "nginx served nothing"}
+        a, b = cgparse.shares(runs[0]["dump"]), cgparse.shares(runs[1]["dump"])
+        return {"n": served, "per_request": {k: (b[k] - a.get(k, 0)) / served for k in b},
+                "dumps": [runs[0]["dump"], runs[1]["dump"]]}
     module, h1, tls = CASES[key]
     dumps = []
     runs = []
@@ -70,7 +128,7 @@ def main():
     args = ap.parse_args()
     cases = args.cases.split(",")
     if args.tls:
-        cases += [c + "-tls" for c in cases if c != "stock"]
+        cases += [c + "-tls" for c in cases if c in ("ours", "h1")]
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     keep = os.path.join(bench.RUN_DIR, "instr-" + stamp)
     os.makedirs(keep, exist_ok=True)
