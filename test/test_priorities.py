@@ -86,10 +86,6 @@ def test_urgent_request_goes_before_a_less_urgent_one_sent_first(env, how, ours_
         assert runs(order_after_opening(c, [1, 3])) == [3, 1]
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "intermittent since the parked log (issue 29's %O/%T): in 2 of the last 3 "
-    "full runs the 50 MB download finished before the u=0 answer, which now "
-    "costs a second short worker task; open, see the closing note"))
 def test_urgent_request_overtakes_a_running_download(env, ours_only):
     """A 50 MB u=7 download runs when a small u=0 request comes: the
     small one completes while the download goes on; what of the download
