@@ -444,6 +444,27 @@ def rotated(names, i):
     return names[k:] + names[:k]
 
 
+def unspoiled(load):
+    """load() again (twice at most) when Chromium saw the machine's network
+    change during it (other users' work on this machine changes addresses
+    now and then; Chromium then aborts its requests with
+    ERR_NETWORK_CHANGED). How often is kept with the result."""
+    for spoiled in range(3):
+        r = load()
+        if spoiled == 2 or "net::ERR_NETWORK_CHANGED" not in r.get("failed", ()):
+            r["repeated_network_changed"] = spoiled
+            return r
+        log("a load spoiled by a network change (ERR_NETWORK_CHANGED): repeated")
+
+
+def cold_load(chrome, url):
+    ctx, page = chrome.new_context()
+    try:
+        return load_page(page, url)
+    finally:
+        chrome.close_context(ctx, page)
+
+
 def record(runs, cell, name, i, r):
     runs.append({"cell": cell, "server": name, "load": i, **r})
     if "error" in r:
@@ -453,8 +474,9 @@ def record(runs, cell, name, i, r):
             cell, name, i, r["ttfb_ms"], r["fcp_ms"] or -1, r["load_ms"], r["bytes"] / 1e3,
             r["resources"], " (%d not h2)" % r["not_h2"] if r["not_h2"] else "",
             " reused" if r["reused_connection"] else "",
-            " FAILED %s, %d not 200, %d unfetched" % (r["failed"], r["not_200"],
-                                                      r["zero_size"])
+            " FAILED %d (%s), %d not 200, %d unfetched" % (
+                len(r["failed"]), ", ".join(sorted(set(r["failed"]))), r["not_200"],
+                r["zero_size"])
             if r["failed"] or r["not_200"] or r["zero_size"] else ""))
 
 
@@ -462,11 +484,8 @@ def run_cold(chrome, cell, names, url_of, loads, runs):
     """A new browser context for every load, servers interleaved load by load."""
     for i in range(loads):
         for name in rotated(names, i):
-            ctx, page = chrome.new_context()
-            try:
-                record(runs, cell, name, i, load_page(page, url_of(name, i)))
-            finally:
-                chrome.close_context(ctx, page)
+            url = url_of(name, i)
+            record(runs, cell, name, i, unspoiled(lambda: cold_load(chrome, url)))
 
 
 def run_warm(chrome, cell, names, url_of, loads, runs):
@@ -481,7 +500,8 @@ def run_warm(chrome, cell, names, url_of, loads, runs):
                 if "error" in first:
                     log("%s %s: the opening load failed: %s" % (cell, name, first["error"]))
                 for i in range(b * WARM_BLOCK, min(loads, (b + 1) * WARM_BLOCK)):
-                    record(runs, cell, name, i, load_page(page, url_of(name, i)))
+                    url = url_of(name, i)
+                    record(runs, cell, name, i, unspoiled(lambda: load_page(page, url)))
             finally:
                 chrome.close_context(ctx, page)
 
@@ -492,11 +512,7 @@ def run_cells(args, chrome, servers, link):
     # one unmeasured load from each server first: the run's first load
     # would otherwise also pay for Chromium's first renderer and font cache
     for name in names:
-        ctx, page = chrome.new_context()
-        try:
-            load_page(page, "https://%s:%d%s?n=first" % (HOST, servers[name].tls_port, PAGE))
-        finally:
-            chrome.close_context(ctx, page)
+        cold_load(chrome, "https://%s:%d%s?n=first" % (HOST, servers[name].tls_port, PAGE))
     for cell in args.cells:
         def url_of(name, n, cell=cell):
             port = link.ports[name] if cell.startswith("20ms") else servers[name].tls_port
@@ -550,6 +566,9 @@ def arrival(r):
         if u is not None:
             by_u.setdefault(u, []).append(pos[e["url"]])
     return {"last_blocking_pos": pos[last["url"]], "hero_pos": pos["hero.png"],
+            # requested while a blocking response was still open: only then
+            # does the server choose what goes first
+            "hero_contended": hero["start"] < last["end"],
             "hero_after_blocking_ms": hero["end"] - last["end"],
             "blocking_first": hero["end"] > last["end"], "n": len(res),
             "urgency_mean_pos": {u: statistics.mean(p) for u, p in by_u.items()}}
@@ -579,9 +598,9 @@ def timing_table(runs, cells, names):
 
 
 def priority_table(runs, cells, names):
-    L = ["| cell | server | loads | blocking before hero | last blocking pos | hero pos "
-         "| hero end - last blocking end, ms | mean pos u=0 / 1 / 2 / 3 / 4 |",
-         "|---|---|---|---|---|---|---|---|"]
+    L = ["| cell | server | loads | hero requested before blocking done | blocking before "
+         "hero | last blocking pos | hero pos | hero end - last blocking end, ms "
+         "| mean pos u=0 / 1 / 2 / 3 / 4 |", "|---" * 9 + "|"]
     for cell in cells:
         for name in names:
             a = [r["arrival"] for r in runs if r["cell"] == cell and r["server"] == name
@@ -593,8 +612,9 @@ def priority_table(runs, cells, names):
             for u in range(5):
                 v = [x["urgency_mean_pos"][u] for x in a if u in x["urgency_mean_pos"]]
                 us.append("%.0f" % statistics.median(v) if v else "-")
-            L.append("| %s | %s | %d | %d/%d | %.0f | %.0f | %.0f | %s |" % (
-                cell, name, len(a), sum(x["blocking_first"] for x in a), len(a),
+            L.append("| %s | %s | %d | %d/%d | %d/%d | %.0f | %.0f | %.0f | %s |" % (
+                cell, name, len(a), sum(x["hero_contended"] for x in a), len(a),
+                sum(x["blocking_first"] for x in a), len(a),
                 med("last_blocking_pos"), med("hero_pos"), med("hero_after_blocking_ms"),
                 " / ".join(us)))
     return "\n".join(L)
@@ -638,10 +658,12 @@ def report(args, stamp, site, runs, names, elapsed):
           "%d loads per cell and server, %d failed, %d with a failed, non-200 or "
           "unfetched resource; the page: %d files, %.2f MB (fonts: %s). "
           "Warm loads that reused the connection: %d/%d. Loopback, 2 cores shared by "
-          "Chromium, the servers and other work; +20 ms = bench/delay_proxy, 10 ms each way."
+          "Chromium, the servers and other work (load average %.1f at the start, %.1f at "
+          "the end); +20 ms = bench/delay_proxy, 10 ms each way."
           % (args.loads, ",".join(args.cells), ",".join(names), elapsed / 60, args.loads,
              failed, partial, site["files"], site["bytes"] / 1e6,
-             ", ".join(sorted(set(site["fonts"].values()))), sum(reused), len(reused)), "",
+             ", ".join(sorted(set(site["fonts"].values()))), sum(reused), len(reused),
+             *site["loadavg_start_end"]), "",
           "## Timing (the browser's Navigation / Paint Timing), ms", "",
           timing_table(runs, args.cells, names), "",
           "## RFC 9218: arrival order against urgency", "",
@@ -655,7 +677,7 @@ def report(args, stamp, site, runs, names, elapsed):
     for r in runs:
         # per-resource detail only for the +20 ms cold cell (the file stays small)
         if r["cell"] == "20ms-cold" and r.get("res"):
-            r["res"] = [[e["url"], round(e["end"], 1), e["size"], e["priority"],
+            r["res"] = [[e["url"], round(e["start"], 1), round(e["end"], 1), e["size"], e["priority"],
                          e["priority_header"], e["blocking"]] for e in r["res"]]
         else:
             r.pop("res", None)
@@ -681,7 +703,7 @@ def main():
         if c not in ALL_CELLS:
             raise SystemExit("pageload: unknown cell %s (%s)" % (c, ", ".join(ALL_CELLS)))
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + args.tag
-    t0 = time.monotonic()
+    t0, load0 = time.monotonic(), os.getloadavg()[0]
     site = build_site(SITE_DIR)
     log("site: %d files, %.2f MB" % (site["files"], site["bytes"] / 1e6))
     try:
@@ -694,6 +716,7 @@ def main():
         runs = run_cells(args, chrome, servers, link)
     finally:
         bench.stop_all()
+    site["loadavg_start_end"] = [load0, os.getloadavg()[0]]   # others' work on the 2 cores
     report(args, stamp, site, runs, list(servers), time.monotonic() - t0)
     return 0
 
