@@ -33,16 +33,20 @@ so cold includes TCP + TLS), FCP, load = loadEventEnd, bytes = transferSize
 of page and resources. Medians and p90 over --loads loads per cell.
 RFC 9218: from the DevTools protocol, the priority Chromium gave each
 request and the `priority` header it sent; from Resource Timing, the
-order in which the responses ended. Reported: where the last
-render-blocking resource (renderBlockingStatus "blocking": the CSS and the
-head script) finished against the hero image, and the mean finishing
-position of each urgency.
+order in which the responses ended. Reported: whether the hero image was
+requested while a render-blocking response (renderBlockingStatus
+"blocking": the CSS and the head script) was still open, i.e. whether the
+server chose the order at all; where the last of those finished against
+the hero, and the mean finishing position of each urgency. A load in which
+Chromium aborted requests with ERR_NETWORK_CHANGED (addresses on this
+machine change with others' work) is repeated, twice at most.
 
 Chromium runs with --ignore-certificate-errors (a benchmark against the
 sandbox's own CA) and a private profile under bench/run/pageload/.
 Servers listen on 127.0.0.1 ports 49xxx (ours 49080/49443, stock
 49180/49543, nginx 49280/49643, h2o 49380/49743, the delay link 498xx);
-everything started is stopped by pid at the end. Every load is bounded
+everything started is stopped by pid at the end (Chromium's helpers by
+its process group, which is its pid). Every load is bounded
 (20 s per DevTools event). Results: results/<date>-<tag>.json/.md."""
 
 import argparse
@@ -637,7 +641,8 @@ def asked_table(runs):
         for e in r.get("res", []):
             k = (kind_of(e["url"]), e.get("priority"), e.get("priority_header"))
             seen[k] = seen.get(k, 0) + 1
-    L = ["| asset | Chromium priority (final) | priority header sent | requests |", "|---|---|---|---|"]
+    L = ["| asset | Chromium priority (final) | priority header sent | requests |",
+         "|---|---|---|---|"]
     for (kind, prio, header), n in sorted(seen.items(), key=lambda kv: (
             kv[0][0], URGENCY.get(kv[0][1], 9))):
         L.append("| %s | %s | %s | %d |" % (kind, prio, header or "(none)", n))
@@ -677,8 +682,8 @@ def report(args, stamp, site, runs, names, elapsed):
     for r in runs:
         # per-resource detail only for the +20 ms cold cell (the file stays small)
         if r["cell"] == "20ms-cold" and r.get("res"):
-            r["res"] = [[e["url"], round(e["start"], 1), round(e["end"], 1), e["size"], e["priority"],
-                         e["priority_header"], e["blocking"]] for e in r["res"]]
+            r["res"] = [[e["url"], round(e["start"], 1), round(e["end"], 1), e["size"],
+                         e["priority"], e["priority_header"], e["blocking"]] for e in r["res"]]
         else:
             r.pop("res", None)
     os.makedirs(bench.RESULTS_DIR, exist_ok=True)
