@@ -87,6 +87,8 @@ FONTS = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSans
 HTTPD_EXTRA = "AddType font/woff .woff\n"
 WARM_BLOCK = 5
 ALL_CELLS = ("loopback-cold", "loopback-warm", "20ms-cold", "20ms-warm")
+# the per-resource rows kept in the JSON (+20 ms cold cell only)
+COMPACT = ("url", "start", "end", "size", "priority", "priority_header", "blocking")
 URGENCY = {"VeryHigh": 0, "High": 1, "Medium": 2, "Low": 3, "VeryLow": 4}
 
 
@@ -280,9 +282,19 @@ class DelayLink:
     def __init__(self, servers, lifetime):
         os.makedirs(WORK_DIR, exist_ok=True)
         self.ports = {name: PROXY_BASE + i for i, name in enumerate(servers)}
-        self.proc = upload.start_delay_proxy(
-            None, WORK_DIR, int(lifetime),
-            pairs=[(self.ports[n], s.tls_port) for n, s in servers.items()])
+        for attempt in range(21):
+            try:
+                self.proc = upload.start_delay_proxy(
+                    None, WORK_DIR, int(lifetime),
+                    pairs=[(self.ports[n], s.tls_port) for n, s in servers.items()])
+                break
+            except RuntimeError:
+                # 49xxx lies in the ephemeral range: a client's connection
+                # (h2load of another benchmark) may hold the port a while
+                if attempt == 20:
+                    raise
+                log("delay_proxy: a port is busy, retrying")
+                time.sleep(3)
         self.name = "delay_proxy"
         bench.STARTED.append(self)
 
@@ -579,9 +591,20 @@ def arrival(r):
 
 
 # ---------------------------------------------------------------- tables
+def paired(runs, cell, a, b, key):
+    """Median over the loads of a's value over b's in the load of the same
+    number: loads with one number run within seconds of each other, so
+    this ratio follows less of the machine's changing load than the ratio
+    of the medians."""
+    va = {r["load"]: r.get(key) for r in runs if r["cell"] == cell and r["server"] == a}
+    vb = {r["load"]: r.get(key) for r in runs if r["cell"] == cell and r["server"] == b}
+    q = [va[i] / vb[i] for i in va if va[i] and vb.get(i)]
+    return statistics.median(q) if q else None
+
+
 def timing_table(runs, cells, names):
-    L = ["| cell | metric, p50 / p90 | %s | ours/nginx p50 | ours/stock p50 |" % " | ".join(
-        names), "|---" * (len(names) + 4) + "|"]
+    L = ["| cell | metric, p50 / p90 | %s | ours/nginx p50 (paired) "
+         "| ours/stock p50 (paired) |" % " | ".join(names), "|---" * (len(names) + 4) + "|"]
     for cell in cells:
         for key, what in (("ttfb_ms", "TTFB ms"), ("fcp_ms", "FCP ms"),
                           ("load_ms", "load ms"), ("bytes", "kB, p50")):
@@ -593,7 +616,9 @@ def timing_table(runs, cells, names):
 
             def ratio(other):
                 o, b = s.get("ours"), s.get(other)
-                return "%.2f" % (o[0] / b[0]) if o and b and b[0] else "-"
+                if not (o and b and b[0]):
+                    return "-"
+                return "%.2f (%.2f)" % (o[0] / b[0], paired(runs, cell, "ours", other, key))
             L.append("| %s | %s | %s | %s | %s |" % (
                 cell if key == "ttfb_ms" else "", what, " | ".join(vals),
                 ratio("nginx") if key != "bytes" else "", ratio("stock") if key != "bytes"
@@ -614,7 +639,9 @@ def priority_table(runs, cells, names):
             med = lambda k: statistics.median(x[k] for x in a)  # noqa: E731
             us = []
             for u in range(5):
-                v = [x["urgency_mean_pos"][u] for x in a if u in x["urgency_mean_pos"]]
+                # int keys in a fresh run, strings once through JSON
+                v = [m.get(u, m.get(str(u))) for m in (x["urgency_mean_pos"] for x in a)]
+                v = [x for x in v if x is not None]
                 us.append("%.0f" % statistics.median(v) if v else "-")
             L.append("| %s | %s | %d | %d/%d | %d/%d | %.0f | %.0f | %.0f | %s |" % (
                 cell, name, len(a), sum(x["hero_contended"] for x in a), len(a),
@@ -633,43 +660,55 @@ def kind_of(url):
     return "other"
 
 
-def asked_table(runs):
-    """What Chromium asked for: its priority and priority header per kind of
-    asset, counted over every load."""
+def asked_counts(runs):
+    """What Chromium asked for: [kind of asset, its priority, the priority
+    header, requests] over every load with per-resource rows."""
     seen = {}
     for r in runs:
         for e in r.get("res", []):
             k = (kind_of(e["url"]), e.get("priority"), e.get("priority_header"))
             seen[k] = seen.get(k, 0) + 1
+    return [list(k) + [n] for k, n in sorted(seen.items(), key=lambda kv: (
+        kv[0][0], URGENCY.get(kv[0][1], 9)))]
+
+
+def asked_table(asked):
     L = ["| asset | Chromium priority (final) | priority header sent | requests |",
          "|---|---|---|---|"]
-    for (kind, prio, header), n in sorted(seen.items(), key=lambda kv: (
-            kv[0][0], URGENCY.get(kv[0][1], 9))):
+    for kind, prio, header, n in asked:
         L.append("| %s | %s | %s | %d |" % (kind, prio, header or "(none)", n))
     return "\n".join(L)
 
 
 def report(args, stamp, site, runs, names, elapsed):
-    for r in runs:
-        if r.get("res"):
-            r["arrival"] = arrival(r)
+    """The .md (and, for a new run, the .json) of a run."""
+    fresh = "asked" not in site
+    if fresh:
+        for r in runs:
+            if r.get("res"):
+                r["arrival"] = arrival(r)
+        site["asked"] = asked_counts(runs)
+        site["elapsed_s"] = elapsed
     failed = sum("error" in r for r in runs)
     partial = sum(bool(r.get("failed") or r.get("not_200") or r.get("zero_size"))
                   for r in runs)
     reused = [r["reused_connection"] for r in runs if r["cell"].endswith("warm")
               and "error" not in r]
     md = ["# Page loads in headless Chromium (%s)" % stamp, "",
-          "`python3 bench/pageload.py --loads %d --cells %s --servers %s` (%.0f min). "
+          "`python3 bench/pageload.py --loads %d --cells %s --servers %s` (%s). "
           "%d loads per cell and server, %d failed, %d with a failed, non-200 or "
           "unfetched resource; the page: %d files, %.2f MB (fonts: %s). "
           "Warm loads that reused the connection: %d/%d. Loopback, 2 cores shared by "
           "Chromium, the servers and other work (load average %.1f at the start, %.1f at "
           "the end); +20 ms = bench/delay_proxy, 10 ms each way."
-          % (args.loads, ",".join(args.cells), ",".join(names), elapsed / 60, args.loads,
+          % (args.loads, ",".join(args.cells), ",".join(names),
+             "%.0f min" % (elapsed / 60) if elapsed else "duration not recorded", args.loads,
              failed, partial, site["files"], site["bytes"] / 1e6,
              ", ".join(sorted(set(site["fonts"].values()))), sum(reused), len(reused),
              *site["loadavg_start_end"]), "",
           "## Timing (the browser's Navigation / Paint Timing), ms", "",
+          "Ratios: of the p50s; in parentheses the median of the ratios load by load "
+          "(the loads of one number run seconds apart, cold ones back to back).", "",
           timing_table(runs, args.cells, names), "",
           "## RFC 9218: arrival order against urgency", "",
           "Positions: rank of a response's end (Resource Timing responseEnd) among the "
@@ -678,22 +717,43 @@ def report(args, stamp, site, runs, names, elapsed):
           "right after the heading. Urgency from the priority header Chromium sent." %
           statistics.median([r["resources"] for r in runs if "error" not in r] or [0]), "",
           priority_table(runs, args.cells, names), "",
-          "What Chromium asked for (all loads):", "", asked_table(runs), ""]
-    for r in runs:
-        # per-resource detail only for the +20 ms cold cell (the file stays small)
-        if r["cell"] == "20ms-cold" and r.get("res"):
-            r["res"] = [[e["url"], round(e["start"], 1), round(e["end"], 1), e["size"],
-                         e["priority"], e["priority_header"], e["blocking"]] for e in r["res"]]
-        else:
-            r.pop("res", None)
-    os.makedirs(bench.RESULTS_DIR, exist_ok=True)
+          "What Chromium asked for (%s):" % site.get("asked_from", "all loads"), "",
+          asked_table(site["asked"]), ""]
     base = os.path.join(bench.RESULTS_DIR, stamp)
-    with open(base + ".json", "w") as f:
-        json.dump({"stamp": stamp, "args": vars(args), "site": site, "runs": runs}, f)
     with open(base + ".md", "w") as f:
         f.write("\n".join(md))
     print("\n".join(md))
+    if fresh:
+        save(args, stamp, site, runs)
     print("results: %s.json/.md" % base)
+
+
+def save(args, stamp, site, runs):
+    for r in runs:
+        # per-resource detail only for the +20 ms cold cell (the file stays small)
+        if r["cell"] == "20ms-cold" and r.get("res"):
+            r["res"] = [[round(e[k], 1) if k in ("start", "end") else e[k] for k in COMPACT]
+                        for e in r["res"]]
+        else:
+            r.pop("res", None)
+    with open(os.path.join(bench.RESULTS_DIR, stamp + ".json"), "w") as f:
+        json.dump({"stamp": stamp, "args": vars(args), "site": site, "runs": runs}, f)
+
+
+def rewrite(path):
+    """--report: the .md of an earlier run again, from its .json."""
+    with open(path) as f:
+        data = json.load(f)
+    runs, site = data["runs"], data["site"]
+    args = argparse.Namespace(**data["args"])
+    if "asked" not in site:
+        # written before the counts were kept: only the +20 ms cold loads
+        # still have their per-resource rows
+        rows = [dict(zip(COMPACT, e)) for r in runs for e in r.get("res", [])]
+        site["asked"] = asked_counts([{"res": rows}])
+        site["asked_from"] = "the +20 ms cold loads"
+    names = list(dict.fromkeys(r["server"] for r in runs))
+    report(args, data["stamp"], site, runs, names, site.get("elapsed_s", 0))
 
 
 def main():
@@ -702,7 +762,11 @@ def main():
     ap.add_argument("--servers", default="ours,stock,nginx,h2o")
     ap.add_argument("--cells", default=",".join(ALL_CELLS))
     ap.add_argument("--tag", default="pageload")
+    ap.add_argument("--report", metavar="JSON", help="rewrite the .md of an earlier run")
     args = ap.parse_args()
+    if args.report:
+        rewrite(args.report)
+        return 0
     args.cells = args.cells.split(",")
     for c in args.cells:
         if c not in ALL_CELLS:
