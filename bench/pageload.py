@@ -9,6 +9,10 @@ TCP level: TLS and h2 pass through it).
     python3 bench/pageload.py [--loads 20] [--servers ours,stock,nginx,h2o]
                               [--cells loopback-cold,loopback-warm,20ms-cold,20ms-warm]
                               [--tag pageload]
+    python3 bench/pageload.py --report results/<stamp>-pageload.json
+
+--servers may add "ours-nowarm": ours on its H2TLSWarmUpSize 0 port (as
+in refs.py; nginx and h2o send full TLS records from the start).
 
 The page (generated deterministically into bench/run/pageload-site/, then
 copied to /page/ of the docroots): index.html with 3 stylesheets and one
@@ -258,7 +262,12 @@ def start_servers(names):
         raise SystemExit("pageload: --servers needs ours or stock (their docroot and "
                          "certificate serve nginx and h2o too)")
     for name in names:
-        if name in ("nginx", "h2o"):
+        if name == "ours-nowarm":
+            # refs.py's face of the ours httpd: its port with H2TLSWarmUpSize 0
+            if not isinstance(servers.get("ours"), refs.Httpd):
+                raise SystemExit("pageload: ours-nowarm needs ours in --servers")
+            servers[name] = refs.Variant(name, servers["ours"])
+        elif name in ("nginx", "h2o"):
             exe = refs.NGINX if name == "nginx" else refs.H2O
             if not os.path.exists(exe):
                 log("pageload: %s left out (not installed: apt-get install %s)" % (name, name))
@@ -651,6 +660,32 @@ def priority_table(runs, cells, names):
     return "\n".join(L)
 
 
+def rows(r):
+    """A load's per-resource rows as dicts (compact lists once in the JSON)."""
+    return [e if isinstance(e, dict) else dict(zip(COMPACT, e)) for e in r.get("res") or []]
+
+
+def milestones_table(runs, names, cell="20ms-cold"):
+    """When the subresources of a load were asked for and ended (ms from
+    the navigation's start, medians): where a server spends its time."""
+    L = ["| server | first request | last blocking end | hero end | last end | load |",
+         "|---|---|---|---|---|---|"]
+    for name in names:
+        rs = [rows(r) for r in runs if r["cell"] == cell and r["server"] == name and r.get("res")]
+        rs = [x for x in rs if any(e["url"] == "hero.png" for e in x)]
+        if not rs:
+            continue
+        med = lambda f: statistics.median(f(x) for x in rs)  # noqa: E731
+        L.append("| %s | %.0f | %.0f | %.0f | %.0f | %.0f |" % (
+            name, med(lambda x: min(e["start"] for e in x)),
+            med(lambda x: max(e["end"] for e in x if e["blocking"] == "blocking")),
+            med(lambda x: next(e["end"] for e in x if e["url"] == "hero.png")),
+            med(lambda x: max(e["end"] for e in x)),
+            statistics.median(r["load_ms"] for r in runs if r["cell"] == cell
+                              and r["server"] == name and r.get("res"))))
+    return "\n".join(L)
+
+
 def kind_of(url):
     for prefix, kind in (("style", "CSS"), ("app", "head script"), ("defer", "defer script"),
                          ("async", "async script"), ("font", "font"), ("hero", "hero image"),
@@ -717,6 +752,8 @@ def report(args, stamp, site, runs, names, elapsed):
           "right after the heading. Urgency from the priority header Chromium sent." %
           statistics.median([r["resources"] for r in runs if "error" not in r] or [0]), "",
           priority_table(runs, args.cells, names), "",
+          "When the +20 ms cold loads' subresources were asked for and ended, ms from "
+          "the navigation's start (medians):", "", milestones_table(runs, names), "",
           "What Chromium asked for (%s):" % site.get("asked_from", "all loads"), "",
           asked_table(site["asked"]), ""]
     base = os.path.join(bench.RESULTS_DIR, stamp)
