@@ -50,12 +50,15 @@ SETTLE = 21.0          # seconds: past two of mod_h2's memory trims (10 s apart)
 class RefServer:
     """A reference server on base+80 (h2c) and base+443 (h2 over TLS)."""
 
-    def __init__(self, name, docroot, cert, key):
+    def __init__(self, name, docroot, cert, key, port_base=None, run_name=None):
+        # port_base / run_name: for another script's instances (pageload.py),
+        # which must not share refs.py's ports and run dirs
         self.name = name
         self.docroot, self.cert, self.key = docroot, cert, key
-        self.run_dir = os.path.join(bench.RUN_DIR, "refs-" + name)
-        self.h2c_port = PORTS[name] + 80
-        self.tls_port = PORTS[name] + 443
+        self.run_dir = os.path.join(bench.RUN_DIR, run_name or "refs-" + name)
+        base = PORTS[name] if port_base is None else port_base
+        self.h2c_port = base + 80
+        self.tls_port = base + 443
         self.proc = None
 
     def url(self, path, tls=False):
@@ -87,6 +90,8 @@ class RefServer:
 
 
 class Nginx(RefServer):
+    http_extra = ""     # more directives for the http block (pageload.py: MIME types)
+
     def command(self):
         conf = os.path.join(self.run_dir, "nginx.conf")
         t = os.path.join(self.run_dir, "tmp")
@@ -101,7 +106,7 @@ events {{ worker_connections 4096; }}
 http {{
     access_log off;
     sendfile on;
-    default_type application/octet-stream;
+    default_type application/octet-stream;{extra}
     client_body_temp_path {t}/body; proxy_temp_path {t}/proxy;
     fastcgi_temp_path {t}/fcgi; uwsgi_temp_path {t}/uwsgi; scgi_temp_path {t}/scgi;
     server {{ listen 127.0.0.1:{h2c} http2; root {d}; }}
@@ -112,7 +117,7 @@ http {{
     }}
 }}
 """.format(r=self.run_dir, t=t, h2c=self.h2c_port, tls=self.tls_port, d=self.docroot,
-           cert=self.cert, key=self.key))
+           cert=self.cert, key=self.key, extra=self.http_extra))
         return [NGINX, "-p", self.run_dir, "-c", conf]
 
 
@@ -151,9 +156,10 @@ hosts:
 class Httpd:
     """ours / stock: bench/run.py's instance, seen through RefServer's face."""
 
-    def __init__(self, name):
+    def __init__(self, name, instance=None, extra_conf=""):
+        # instance: bench.PORTS key and run dir name, "refs-<name>" by default
         self.name = name
-        self.inst = HttpdInstance("refs-" + name, name)
+        self.inst = HttpdInstance(instance or "refs-" + name, name, extra_conf)
 
     def start(self):
         self.inst.start()

@@ -179,13 +179,17 @@ def add_proxies(servers):
                   "attributes": {"latency": 10, "jitter": 0}})
 
 
-def start_delay_proxy(servers, tmp, lifetime):
-    """bench/delay_proxy.c, built into tmp, on the same ports toxiproxy uses."""
+def start_delay_proxy(servers, tmp, lifetime, pairs=None):
+    """bench/delay_proxy.c, built into tmp, on the same ports toxiproxy uses;
+    or, given pairs (a list of (listen port, upstream port)), on those."""
     exe = os.path.join(tmp, "delay_proxy")
     subprocess.run(["cc", "-O2", "-o", exe, DELAY_SRC], check=True)
-    pairs = ["%d:%d" % (port, servers[name].http_port if kind == "http"
-                        else servers[name].https_port)
-             for (name, kind), port in TOXI_PORTS.items() if name in servers]
+    if pairs is not None:
+        pairs = ["%d:%d" % p for p in pairs]
+    else:
+        pairs = ["%d:%d" % (port, servers[name].http_port if kind == "http"
+                            else servers[name].https_port)
+                 for (name, kind), port in TOXI_PORTS.items() if name in servers]
     p = subprocess.Popen([exe, str(ONE_WAY_US), str(lifetime)] + pairs,
                          stdout=subprocess.PIPE, text=True)
     if p.stdout.readline().strip() != "ready":
