@@ -44,7 +44,7 @@
 #include "h2_response.h"
 #include "h2_util.h"
 #include "h2_workers.h"
-#include "h2_x.h"
+#include "h2_x_worker.h"
 
 APLOG_USE_MODULE(http2);
 extern module AP_MODULE_DECLARE_DATA http2_module;

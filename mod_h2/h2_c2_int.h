@@ -26,7 +26,7 @@
 #include <mod_http2.h>
 
 #include "h2_workers.h"
-#include "h2_x.h"
+#include "h2_x_worker.h"
 
 /* File ranges below this are copied; a dup()/close() pair costs more. */
 #define H2_FILE_DUP_MIN (16 * 1024)

@@ -30,7 +30,7 @@
 #include "h2.h"
 #include "h2_config.h"
 #include "h2_c2.h"
-#include "h2_x.h"
+#include "h2_x_worker.h"
 #include "h2_request.h"
 #include "h2_response.h"
 

@@ -25,7 +25,7 @@
 #include "h2_c1_io.h"
 #include "h2_lifecycle.h"
 #include "h2_handoff.h"
-#include "h2_x.h"
+#include "h2_x_c1.h"
 #include "h2_ngmem.h"
 #include "h2_headers_check.h"
 #include "h2_priority.h"

@@ -27,7 +27,7 @@
 #include "h2_lifecycle.h"
 #include "h2_session.h"
 #include "h2_stream.h"
-#include "h2_x.h"
+#include "h2_x_c1.h"
 
 /* How often a connection thread that waits on workers looks at the MPM,
  * so that a graceful stop is noticed. */

@@ -14,7 +14,7 @@
  */
 
 /* The exchange between a connection thread and its streams' workers: the
- * shared state, its lock and its hand-off table (invariants in h2_x.h). */
+ * shared state, its lock and its hand-off table (invariants in h2_x_types.h). */
 
 #include <unistd.h>
 

@@ -42,7 +42,8 @@
 #include "h2_session.h"
 #include "h2_status.h"
 #include "h2_workers.h"
-#include "h2_x.h"
+#include "h2_x_c1.h"
+#include "h2_x_worker.h"
 #include "seam.h"
 
 /* --- the clock --- */

@@ -31,7 +31,8 @@
 #include <apr_atomic.h>
 #include <apr_time.h>
 
-#include "h2_x.h"
+#include "h2_x_c1.h"
+#include "h2_x_worker.h"
 
 /* The bytes bodies and responses are made of: stream s's byte i is
  * xt_buf[(salt(s) + i) % XT_BUF_LEN]; the same bytes are in a file that

@@ -289,7 +289,7 @@ static apr_status_t handle(wctx *w)
 }
 
 /* A request the worker got must be as the connection thread fixed it
- * before it was queued (invariant 1 of h2_x.h). */
+ * before it was queued (invariant 1 of h2_x_types.h). */
 static void check_req(wctx *w)
 {
     const h2_x_req *req = w->req;
