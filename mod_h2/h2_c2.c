@@ -262,7 +262,9 @@ int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
     return 1;
 }
 
-void h2_c2_discard(conn_rec *c2)
+/* Give a secondary connection back to the process's cache; either thread
+ * (the exchange calls it from a connection's), when no stream uses it. */
+static void c2_discard(conn_rec *c2)
 {
     shell_put(h2_c2_ctx_get(c2)->shell);
 }
@@ -450,7 +452,7 @@ static void c2_process(h2_worker *wk, h2_wtask *task)
     }
     c2 = h2_x_worker_done(x, c2);
     if (c2) {
-        h2_c2_discard(c2);
+        c2_discard(c2);
     }
 }
 
@@ -490,6 +492,9 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
      * module should it ever be unloaded */
     pthread_atfork(NULL, NULL, c2_after_fork_in_child);
     h2_workers_create(s, pchild, minw, maxw, idle, c2_process);
+    /* the exchange keeps secondaries for a connection's next streams; their
+     * shells are ours to take back */
+    h2_x_child_init(c2_discard);
     h2_c2_logio_out = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_out);
     logio_add_bytes_in = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_in);
     return APR_SUCCESS;

@@ -34,10 +34,6 @@ void h2_c2_note_conn_thread(void);
  * mod_status as an access of the client connection with its bytes. */
 void h2_c2_request_begins(request_rec *r);
 
-/* Give a secondary connection back to the process's cache; either thread,
- * when no stream uses it. */
-void h2_c2_discard(conn_rec *c2);
-
 /* 1 when c2 serves a WebSocket opened by an extended CONNECT (worker). */
 int h2_c2_is_websocket(conn_rec *c2);
 

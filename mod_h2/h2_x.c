@@ -26,7 +26,6 @@
 
 #include "h2.h"
 #include "h2_c1_wait.h"
-#include "h2_c2.h"
 #include "h2_util.h"
 #include "h2_workers.h"
 #include "h2_x_int.h"
@@ -41,6 +40,16 @@ APLOG_USE_MODULE(http2);
  * handlers) held ~80 KB each for as long as the connection stayed busy,
  * over a hundred MB per child under a steady load. */
 #define H2_C2_KEEP 4
+
+/* Gives a kept secondary connection back to the cache of their shells,
+ * which the worker side owns (h2_c2.c); set once at child init, before
+ * any connection or worker runs. Without it, none are kept. */
+static h2_x_discard_c2_fn *discard_c2;
+
+void h2_x_child_init(h2_x_discard_c2_fn *discard)
+{
+    discard_c2 = discard;
+}
 
 static const char *h2_x_state_str(h2_x_state state)
 {
@@ -568,7 +577,7 @@ void h2_x_c1_idle(h2_xconn *xc, int final)
         if (!c2) {
             break;
         }
-        h2_c2_discard(c2);   /* its shell lock, without ours */
+        discard_c2(c2);   /* its shell lock, without ours */
     }
 }
 
@@ -796,7 +805,7 @@ conn_rec *h2_x_worker_done(h2_x *x, conn_rec *c2)
     h2_xconn *xc = x->xc;
 
     apr_thread_mutex_lock(xc->mutex);
-    if (c2 && xc->c2_free->nelts < H2_C2_KEEP) {
+    if (c2 && discard_c2 && xc->c2_free->nelts < H2_C2_KEEP) {
         APR_ARRAY_PUSH(xc->c2_free, conn_rec *) = c2;
         c2 = NULL;
     }

@@ -22,7 +22,7 @@
  * call across (scripts/check_threads.py checks the includes):
  *   h2_x_c1.h      h2_x_c1_*: the connection thread that owns the session;
  *   h2_x_worker.h  h2_x_worker_*: the worker that has taken the stream;
- *   here           h2_x_* either may call (none at present).
+ *   here           h2_x_* either may call: child init's only.
  *
  * Invariants:
  *   1. A stream's h2_x_req is written by the connection thread before
@@ -120,6 +120,12 @@ typedef enum {
 #define H2_WAKE_SOFT 1   /* soon: a response head or end; may wait while
                           * the connection has streams queued for workers */
 #define H2_WAKE_HARD 2   /* now: data to stream, a flush, a waiting worker */
+
+/* Child init, before any connection or worker runs: discard gives back a
+ * secondary connection the exchange kept for a connection's next streams
+ * (h2_x_worker_done) when the connection idles or ends. */
+typedef void h2_x_discard_c2_fn(conn_rec *c2);
+void h2_x_child_init(h2_x_discard_c2_fn *discard);
 
 /* A piece of response a worker hands over. */
 typedef struct h2_x_item {

@@ -30,7 +30,7 @@ SRC = os.path.join(TOP, "mod_h2")
 # a new file is checked as soon as it is named for its side
 WORKER_GLOBS = ["h2_c2*.c", "h2_request*.c", "h2_response*.c"]
 C1_GLOBS = ["h2_session*.c", "h2_c1*.c", "h2_upgrade*.c", "h2_stream*.c", "h2_protocol*.c"]
-EITHER = set()
+EITHER = {"h2_x_child_init"}
 CALL = re.compile(r"\b(h2_\w+)\s*\(")
 DEF = re.compile(r"^[A-Za-z_][\w\s\*]*?\b(h2_x_\w+)\s*\(", re.M)
 

@@ -296,10 +296,6 @@ void h2_status_c1_state(h2_status_row *row, conn_rec *c1, const char *state)
 {
 }
 
-void h2_c2_discard(conn_rec *c2)
-{
-}
-
 apr_bucket *h2_fmap_bucket_create(apr_file_t *f, const apr_finfo_t *fi,
                                   apr_bucket_alloc_t *list)
 {

@@ -30,7 +30,6 @@
 #include <apr_strings.h>
 
 #include "h2.h"
-#include "h2_c2.h"
 #include "h2_workers.h"
 #include "xt.h"
 
@@ -342,7 +341,7 @@ void xt_process(h2_worker *wk, h2_wtask *task)
     h2_x_worker_count(x, NULL);
     xt_c2_unuse(c2);
     if ((c2 = h2_x_worker_done(x, c2)) != NULL) {
-        h2_c2_discard(c2);
+        xt_c2_discard(c2);
     }
     apr_pool_destroy(w.pool);         /* after done: it closed the pipe */
 }
