@@ -221,7 +221,10 @@ static apr_status_t count_request(void *data)
     return APR_SUCCESS;
 }
 
-void h2_c2_request_begins(request_rec *r)
+/* Worker: request r (its request line and headers set) begins: its head
+ * counts for mod_logio (%I), and once it is logged it is counted in
+ * mod_status as an access of the client connection with its bytes. */
+static void c2_request_begins(request_rec *r)
 {
     /* Not by giving the secondary connection the client connection's
      * scoreboard handle: httpd would then also set that slot's status
@@ -238,13 +241,10 @@ void h2_c2_request_begins(request_rec *r)
     }
 }
 
-int h2_c2_is_websocket(conn_rec *c2)
-{
-    h2_c2_ctx *ctx = c2->master? h2_c2_ctx_get(c2) : NULL;
-    return ctx && ctx->req && ctx->req->head->websocket;
-}
-
-int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
+/* 1 when the stream c2 serves may push (H2Push on for its connection,
+ * a client that takes pushes, not itself pushed); then *scheme and
+ * *authority are its request's. */
+static int c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
 {
     h2_c2_ctx *ctx = c2->master? h2_c2_ctx_get(c2) : NULL;
     const char *m;
@@ -380,6 +380,46 @@ static void log_parked(h2_c2_ctx *ctx, conn_rec *c2)
     apr_bucket_destroy(eor);
 }
 
+/* A WebSocket's GET has no body for httpd: the stream's DATA belongs to
+ * the tunnel, which the handler reads from the connection once it took
+ * the upgrade. Without this, a handler that reads the body first
+ * (mod_proxy_http prefetches it) would wait for the client's frames. */
+static apr_status_t ws_no_body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
+                                      ap_input_mode_t mode, apr_read_type_e block,
+                                      apr_off_t readbytes)
+{
+    if (mode != AP_MODE_INIT) {
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
+    }
+    return APR_SUCCESS;
+}
+
+/* Set up request r of a WebSocket stream: its GET has no body. */
+static void c2_ws_request(request_rec *r)
+{
+    /* Not "proxy-nohalfclose": each side's end is a half-close, as over
+     * HTTP/1.1. The client's END_STREAM (our EOF) shuts the backend's
+     * write side down, and what the backend still sends, its answer to
+     * the client's CLOSE, reaches the client. The backend's close ends
+     * only the tunnel's way to the client (mod_proxy's shutdown of our
+     * poll descriptor does nothing): the stream ends when the client
+     * ended its side too, or at the tunnel's timeout. An END_STREAM on
+     * the DATA frame with the backend's CLOSE, sent before the client
+     * answered, made Chromium report the close as unclean (1006). */
+    ap_add_input_filter_handle(ws_no_body_handle, NULL, r, r->connection);
+}
+
+/* What h2_request.c does for the stream ctx serves and tells its response
+ * filter (ctx->req set). */
+static void c2_request_env(h2_c2_ctx *ctx, h2_request_env *env)
+{
+    memset(env, 0, sizeof(*env));
+    env->resp.websocket = ctx->req->head->websocket;
+    c2_may_push(ctx->c2, &env->resp.push_scheme, &env->resp.push_authority);
+    env->begins = c2_request_begins;
+    env->websocket = c2_ws_request;
+}
+
 /* The secondary connection is done with its stream. */
 static void c2_unbind(h2_c2_ctx *ctx, conn_rec *c2)
 {
@@ -394,6 +434,8 @@ static void c2_unbind(h2_c2_ctx *ctx, conn_rec *c2)
 static int c2_run(h2_c2_ctx *ctx, conn_rec *c2, h2_x *x, const h2_x_req *req,
                   h2_worker *wk)
 {
+    h2_request_env env;
+
     ctx->x = x;
     ctx->req = req;
     ctx->worker = wk;
@@ -408,7 +450,8 @@ static int c2_run(h2_c2_ctx *ctx, conn_rec *c2, h2_x *x, const h2_x_req *req,
     c2->aborted = 0;
     c2->current_thread = wk->thread;
 
-    h2_request_run(c2, req, &ctx->r);
+    c2_request_env(ctx, &env);
+    h2_request_run(c2, req, &env, &ctx->r);
 
     if (!ctx->seen_eos) {
         /* the request ended without completing its response */
@@ -524,7 +567,7 @@ static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
     const char *scheme, *authority;
     apr_table_t *t;
 
-    if (!h2_c2_may_push(ctx->c2, &scheme, &authority)
+    if (!c2_may_push(ctx->c2, &scheme, &authority)
         || h2_config_rget(r, H2_CONF_PUSH) != 1
         || !(t = h2_response_push_fields(r, h2_config_push_resources(r), hint_fields))) {
         return 0;
@@ -577,34 +620,6 @@ static apr_status_t http2_get_pollfd_from_conn(conn_rec *c, apr_pollfd_t *pfd,
         return APR_ENOTIMPL;
     }
     return h2_x_worker_pollfd(ctx->x, c->pool, pfd, ptimeout);
-}
-
-/* A WebSocket's GET has no body for httpd: the stream's DATA belongs to
- * the tunnel, which the handler reads from the connection once it took
- * the upgrade. Without this, a handler that reads the body first
- * (mod_proxy_http prefetches it) would wait for the client's frames. */
-static apr_status_t ws_no_body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
-                                      ap_input_mode_t mode, apr_read_type_e block,
-                                      apr_off_t readbytes)
-{
-    if (mode != AP_MODE_INIT) {
-        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
-    }
-    return APR_SUCCESS;
-}
-
-void h2_c2_ws_request(request_rec *r)
-{
-    /* Not "proxy-nohalfclose": each side's end is a half-close, as over
-     * HTTP/1.1. The client's END_STREAM (our EOF) shuts the backend's
-     * write side down, and what the backend still sends, its answer to
-     * the client's CLOSE, reaches the client. The backend's close ends
-     * only the tunnel's way to the client (mod_proxy's shutdown of our
-     * poll descriptor does nothing): the stream ends when the client
-     * ended its side too, or at the tunnel's timeout. An END_STREAM on
-     * the DATA frame with the backend's CLOSE, sent before the client
-     * answered, made Chromium report the close as unclean (1006). */
-    ap_add_input_filter_handle(ws_no_body_handle, NULL, r, r->connection);
 }
 
 void h2_c2_register_hooks(void)
