@@ -28,8 +28,4 @@ typedef struct h2_upgrade_body {
 } h2_upgrade_body;
 #define H2_UPGRADE_BODY_KEY "h2-upgrade-body"
 
-/* 1 if c1's TLS parameters allow h2 where H2ModernTLSOnly asks for it.
- * Connections without TLS always pass. */
-int h2_protocol_tls_ok(conn_rec *c, server_rec *s);
-
 #endif
