@@ -200,7 +200,7 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
         rv = APR_EOF;
     }
     if (APR_STATUS_IS_EAGAIN(rv) && c->cs) {
-        h2_c1_idle_park(ctx->session);
+        h2_c1_idle_park(&ctx->session->idle);
         wait_in_mpm(c);
         return OK;
     }
@@ -234,7 +234,7 @@ int h2_c1_process_connection(conn_rec *c)
     ctx = h2_c1_ctx_get(c, 0);
     if (ctx && ctx->session) {
         /* resumed by the MPM */
-        int woken = h2_c1_idle_unpark(ctx->session);
+        int woken = h2_c1_idle_unpark(&ctx->session->idle);
         if (woken) {
             h2_session_goodbye(ctx->session, woken == H2_IDLE_STOPPING?
                                "server shutting down" : "idle timeout");

@@ -197,7 +197,7 @@ static apr_status_t session_teardown(void *data)
     h2_stream *stream;
     apr_size_t held;
 
-    h2_c1_idle_unpark(s);
+    h2_c1_idle_unpark(&s->idle);
     h2_session_end_streams(s);
     h2_session_purge(s);
     while ((stream = s->streams) != NULL) {
@@ -241,6 +241,8 @@ static void read_config(h2_session *s)
     s->push_on = (h2_config_sget(s->s, H2_CONF_PUSH) == 1);
     s->timeout = s->s->timeout;
     s->keepalive_timeout = s->s->keep_alive_timeout;
+    s->idle.c1 = s->c1;
+    s->idle.keepalive = s->keepalive_timeout;
     s->read_timeouts = h2_config_read_timeouts(s->s);
 
     h2_config_workers(s->s, &minw, &maxw, &idle_secs);

@@ -22,6 +22,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "h2_abuse.h"
+#include "h2_c1_idle.h"
 #include "h2_c1_io.h"
 #include "h2_lifecycle.h"
 #include "h2_handoff.h"
@@ -117,11 +118,8 @@ struct h2_session {
                                      * H2WindowSize each (H2_BDP_GROWTH_MAX) */
     int early_ends;                 /* streams with early_end_at set */
 
-    /* idle registry (h2_c1_idle.c), under its lock */
-    struct h2_session *idle_prev, *idle_next;
-    int idle_listed;
-    int idle_expired;
-    apr_time_t idle_deadline;
+    /* the connection's entry in the idle registry (h2_c1_idle.c) */
+    h2_c1_idler idle;
 
     /* what is shared with the workers */
     h2_x_settings xset;

@@ -268,7 +268,7 @@ AP_DECLARE(apr_status_t) ap_pass_brigade(ap_filter_t *f, apr_bucket_brigade *bb)
     return APR_SUCCESS;
 }
 
-int h2_c1_idle_unpark(struct h2_session *session)
+int h2_c1_idle_unpark(h2_c1_idler *e)
 {
     return 0;
 }
