@@ -26,6 +26,7 @@
 #include "h2_config.h"
 #include "h2_c1.h"
 #include "h2_protocol.h"
+#include "h2_upgrade.h"
 
 APLOG_USE_MODULE(http2);
 
