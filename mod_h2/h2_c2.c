@@ -72,7 +72,6 @@ static int nshells, shells_keep;
 static module *mpm_module;
 static ap_filter_rec_t *c2_in_handle, *c2_out_handle, *ws_no_body_handle;
 /* mod_logio's counters (%I, %O, %S and mod_status's bytes), if it is loaded */
-APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_out) *h2_c2_logio_out;
 static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_in) *logio_add_bytes_in;
 
 /* The signal mask of the MPM's connection threads, for the processes our
@@ -103,11 +102,6 @@ void h2_c2_note_conn_thread(void)
         pthread_sigmask(SIG_BLOCK, NULL, &conn_sigmask);
         apr_atomic_set32(&conn_sigmask_state, 2);
     }
-}
-
-h2_c2_ctx *h2_c2_ctx_get(const conn_rec *c)
-{
-    return ap_get_module_config(c->conn_config, &http2_module);
 }
 
 static c2_shell *shell_get(void)
