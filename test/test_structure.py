@@ -1,8 +1,9 @@
 """The code's structure, as docs/design.md states it: no source file over
 1,000 lines and no function over 90 (scripts/code_sizes.py), and the
 thread-naming rule of the boundary between connection threads and workers
-(scripts/check_threads.py), which the compiler enforces too. They read and
-compile the sources; they need no server."""
+(scripts/check_threads.py), which the compiler enforces too, and that no
+two modules depend on each other (scripts/graph.py). They read and compile
+the sources; they need no server."""
 
 import os
 import re
@@ -100,6 +101,34 @@ def test_the_compiler_refuses_a_call_into_the_other_side(tmp_path, header, call)
 def test_the_compiler_takes_a_call_on_the_own_side(tmp_path, header, call):
     r = compile_in_module(tmp_path, header, call)
     assert r.returncode == 0, r.stdout
+
+
+def test_no_two_modules_depend_on_each_other_but_the_sessions_files():
+    r = run("graph.py")
+    assert r.returncode == 0, r.stdout
+    c1_deps = [l.split("->")[1].split() for l in r.stdout.splitlines()
+               if l.startswith("  h2_c1 ->")]
+    assert len(c1_deps) == 2 and not any("h2_protocol" in d for d in c1_deps), r.stdout
+    assert r.stdout.strip().endswith("0 cycle(s) outside the session's files")
+
+
+@pytest.mark.parametrize("name,added,cycle", [
+    # a back-include: the idle registry knows connections, not sessions
+    ("h2_c1_idle.c", '#include "h2_session.h"\n', "h2_c1_idle h2_session*"),
+    # a back-call: the output side of a secondary connection calls its run
+    ("h2_c2_out.c", "void h2_c2_register_hooks(void);\n"
+                    "static void back(void) { h2_c2_register_hooks(); }\n",
+     "h2_c2 h2_c2_out"),
+])
+def test_graph_finds_a_cycle(tmp_path, name, added, cycle):
+    src = tmp_path / "mod_h2"
+    shutil.copytree(os.path.join(TOP, "mod_h2"), src,
+                    ignore=shutil.ignore_patterns("*.o", "*.lo", ".libs", ".deps"))
+    f = src / name
+    f.write_text(f.read_text() + "\n" + added)
+    r = run("graph.py", "--src", str(src))
+    assert r.returncode == 1, r.stdout
+    assert "\n  %s: " % cycle in r.stdout, r.stdout
 
 
 def test_every_source_and_header_is_in_the_distribution():
