@@ -71,7 +71,8 @@ static c2_shell *shells;
 static int nshells, shells_keep;
 static module *mpm_module;
 static ap_filter_rec_t *c2_in_handle, *c2_out_handle, *ws_no_body_handle;
-/* mod_logio's counters (%I, %O, %S and mod_status's bytes), if it is loaded */
+/* mod_logio's counter of bytes in (%I), if it is loaded; the one of bytes
+ * out is the output's (h2_c2_out.c), looked up here too */
 static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_in) *logio_add_bytes_in;
 
 /* The signal mask of the MPM's connection threads, for the processes our
