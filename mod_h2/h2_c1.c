@@ -30,11 +30,27 @@
 #include "h2_config.h"
 #include "h2_c1.h"
 #include "h2_c1_idle.h"
-#include "h2_protocol.h"
 #include "h2_session.h"
+#include "h2_tls_policy.h"
 
 APLOG_USE_MODULE(http2);
 extern module AP_MODULE_DECLARE_DATA http2_module;
+
+int h2_c1_tls_ok(conn_rec *c, server_rec *s)
+{
+    const char *proto, *cipher;
+
+    if (!ap_ssl_conn_is_ssl(c) || !h2_config_sget(s, H2_CONF_MODERN_TLS_ONLY)) {
+        return 1;
+    }
+    proto = ap_ssl_var_lookup(c->pool, s, c, NULL, "SSL_PROTOCOL");
+    cipher = ap_ssl_var_lookup(c->pool, s, c, NULL, "SSL_CIPHER");
+    if (!proto || !*proto || !cipher || !*cipher) {
+        /* not negotiated yet: checked again when the session starts */
+        return -1;
+    }
+    return h2_tls_policy_acceptable(proto, cipher);
+}
 
 h2_c1_ctx *h2_c1_ctx_get(conn_rec *c, int create)
 {
@@ -153,7 +169,7 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
     int async = 0, how = H2_RUN_BLOCK;
 
     if (!ctx->session) {
-        int tls_ok = h2_protocol_tls_ok(c, ctx->server? ctx->server : c->base_server);
+        int tls_ok = h2_c1_tls_ok(c, ctx->server? ctx->server : c->base_server);
         /* HTTP/2 has its own timeouts: the HTTP/1.1 header read timer of
          * mod_reqtimeout would cut long sessions short */
         ap_remove_input_filter_byhandle(c->input_filters, "reqtimeout");
@@ -184,7 +200,7 @@ static int run_session(conn_rec *c, h2_c1_ctx *ctx, request_rec *r)
         rv = APR_EOF;
     }
     if (APR_STATUS_IS_EAGAIN(rv) && c->cs) {
-        h2_c1_idle_park(ctx->session);
+        h2_c1_idle_park(h2_session_idler(ctx->session));
         wait_in_mpm(c);
         return OK;
     }
@@ -218,7 +234,7 @@ int h2_c1_process_connection(conn_rec *c)
     ctx = h2_c1_ctx_get(c, 0);
     if (ctx && ctx->session) {
         /* resumed by the MPM */
-        int woken = h2_c1_idle_unpark(ctx->session);
+        int woken = h2_c1_idle_unpark(h2_session_idler(ctx->session));
         if (woken) {
             h2_session_goodbye(ctx->session, woken == H2_IDLE_STOPPING?
                                "server shutting down" : "idle timeout");

@@ -33,6 +33,11 @@ typedef struct h2_c1_ctx {
 /* Our state for c1, created when create is set. */
 h2_c1_ctx *h2_c1_ctx_get(conn_rec *c, int create);
 
+/* 1 if c's TLS parameters allow h2 where H2ModernTLSOnly (of s) asks for
+ * it; -1 while they are not negotiated yet. Connections without TLS
+ * always pass. */
+int h2_c1_tls_ok(conn_rec *c, server_rec *s);
+
 int h2_c1_process_connection(conn_rec *c);
 int h2_c1_pre_close(conn_rec *c);
 

@@ -28,7 +28,6 @@
 
 #include "h2.h"
 #include "h2_c1_idle.h"
-#include "h2_session.h"
 #include "h2_util.h"
 
 APLOG_USE_MODULE(http2);
@@ -37,27 +36,27 @@ static struct {
     apr_thread_mutex_t *mutex;
     apr_thread_cond_t *cond;
     apr_thread_t *thread;
-    h2_c1_idle_link *first;     /* parked sessions */
+    h2_c1_idler *first;         /* parked connections */
     apr_time_t wakes_at;        /* the reaper's next own wakeup, 0: none */
     int stopping;
     int shutdown;
 } idle;
 
-static void unlink_locked(h2_c1_idle_link *l)
+static void unlink_locked(h2_c1_idler *s)
 {
-    if (l->prev) l->prev->next = l->next;
-    else idle.first = l->next;
-    if (l->next) l->next->prev = l->prev;
-    l->prev = l->next = NULL;
-    l->listed = 0;
+    if (s->prev) s->prev->next = s->next;
+    else idle.first = s->next;
+    if (s->next) s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+    s->listed = 0;
 }
 
 /* Called with the lock held: make the MPM give the session back. */
-static void wake_locked(h2_c1_idle_link *l)
+static void wake_locked(h2_c1_idler *s)
 {
-    apr_socket_t *sock = ap_get_conn_socket(l->c1);
-    l->expired = idle.stopping? H2_IDLE_STOPPING : H2_IDLE_EXPIRED;
-    unlink_locked(l);
+    apr_socket_t *sock = ap_get_conn_socket(s->c1);
+    s->expired = idle.stopping? H2_IDLE_STOPPING : H2_IDLE_EXPIRED;
+    unlink_locked(s);
     if (sock) {
         apr_socket_shutdown(sock, APR_SHUTDOWN_READ);
     }
@@ -65,9 +64,9 @@ static void wake_locked(h2_c1_idle_link *l)
 
 /* 1 when the client sent something the MPM has not handed back to us yet:
  * the connection is waiting for an MPM thread, it is not idle. */
-static int has_input(h2_c1_idle_link *l)
+static int has_input(h2_c1_idler *s)
 {
-    apr_socket_t *sock = ap_get_conn_socket(l->c1);
+    apr_socket_t *sock = ap_get_conn_socket(s->c1);
     apr_os_sock_t fd;
     struct pollfd pfd;
 
@@ -86,21 +85,21 @@ static void *APR_THREAD_FUNC reaper(apr_thread_t *thread, void *data)
     apr_thread_mutex_lock(idle.mutex);
     while (!idle.shutdown) {
         apr_time_t now = apr_time_now(), next = 0;
-        h2_c1_idle_link *l = idle.first, *n;
+        h2_c1_idler *s = idle.first, *n;
 
-        for (; l; l = n) {
-            n = l->next;
-            if (!idle.stopping && l->deadline <= now && has_input(l)) {
+        for (; s; s = n) {
+            n = s->next;
+            if (!idle.stopping && s->deadline <= now && has_input(s)) {
                 /* all MPM threads were busy (e.g. with connections waiting
                  * for their streams) when the client's next requests came:
                  * closing it now would fail them. Look again later. */
-                l->deadline = now + l->keepalive;
+                s->deadline = now + s->keepalive;
             }
-            if (idle.stopping || l->deadline <= now) {
-                wake_locked(l);
+            if (idle.stopping || s->deadline <= now) {
+                wake_locked(s);
             }
-            else if (!next || l->deadline < next) {
-                next = l->deadline;
+            else if (!next || s->deadline < next) {
+                next = s->deadline;
             }
         }
         idle.wakes_at = next;
@@ -149,50 +148,46 @@ apr_status_t h2_c1_idle_child_init(apr_pool_t *pchild, server_rec *s)
     return APR_SUCCESS;
 }
 
-void h2_c1_idle_park(h2_session *s)
+void h2_c1_idle_park(h2_c1_idler *s)
 {
-    h2_c1_idle_link *l = h2_session_idle_link(s);
-
     if (!idle.mutex) {
         return;
     }
     apr_thread_mutex_lock(idle.mutex);
-    l->deadline = apr_time_now() + l->keepalive;
-    l->expired = 0;
+    s->deadline = apr_time_now() + s->keepalive;
+    s->expired = 0;
     if (idle.stopping) {
         /* no need to wait: come straight back */
-        l->expired = H2_IDLE_STOPPING;
+        s->expired = H2_IDLE_STOPPING;
     }
     else {
-        l->prev = NULL;
-        l->next = idle.first;
-        if (idle.first) idle.first->prev = l;
-        idle.first = l;
-        l->listed = 1;
+        s->prev = NULL;
+        s->next = idle.first;
+        if (idle.first) idle.first->prev = s;
+        idle.first = s;
+        s->listed = 1;
         /* Only a deadline before the reaper's next wakeup needs it awake;
          * with one KeepAliveTimeout, that is only when nothing was parked. */
-        if (!idle.wakes_at || l->deadline < idle.wakes_at) {
-            idle.wakes_at = l->deadline;
+        if (!idle.wakes_at || s->deadline < idle.wakes_at) {
+            idle.wakes_at = s->deadline;
             apr_thread_cond_signal(idle.cond);
         }
     }
     apr_thread_mutex_unlock(idle.mutex);
 }
 
-int h2_c1_idle_unpark(h2_session *s)
+int h2_c1_idle_unpark(h2_c1_idler *s)
 {
-    h2_c1_idle_link *l = h2_session_idle_link(s);
     int expired;
-
     if (!idle.mutex) {
         return 0;
     }
     apr_thread_mutex_lock(idle.mutex);
-    if (l->listed) {
-        unlink_locked(l);
+    if (s->listed) {
+        unlink_locked(s);
     }
-    expired = l->expired;
-    l->expired = 0;
+    expired = s->expired;
+    s->expired = 0;
     apr_thread_mutex_unlock(idle.mutex);
     return expired;
 }

@@ -17,8 +17,6 @@
 
 #include <httpd.h>
 
-struct h2_session;
-
 /* Idle HTTP/2 connections wait in the event MPM's I/O queue, which the
  * MPM does not cut short when its threads are busy (a client's next
  * request is never lost to that). The MPM applies no KeepAliveTimeout
@@ -27,31 +25,30 @@ struct h2_session;
  * child stops, the read side of its socket is shut down, the MPM sees it
  * readable and hands it back, and the session says goodbye with GOAWAY. */
 
-/* What the registry keeps of a session, in the session (see
- * h2_session_idle_link): all it needs, so it never sees the session's
- * own fields. The list and the deadline change under the registry's lock. */
-typedef struct h2_c1_idle_link h2_c1_idle_link;
-struct h2_c1_idle_link {
-    h2_c1_idle_link *prev, *next;   /* parked sessions */
-    conn_rec *c1;
-    apr_interval_time_t keepalive;  /* the session's KeepAliveTimeout */
-    apr_time_t deadline;
-    int listed;
-    int expired;                    /* why it was woken, see below */
-};
-
 apr_status_t h2_c1_idle_child_init(apr_pool_t *pchild, server_rec *s);
 
-/* The session goes to wait in the MPM now. */
-void h2_c1_idle_park(struct h2_session *session);
+/* A connection's entry in the registry, which its session holds (the
+ * registry knows connections, not sessions); written under the
+ * registry's lock once parked. */
+typedef struct h2_c1_idler {
+    conn_rec *c1;
+    apr_interval_time_t keepalive;      /* its KeepAliveTimeout */
+    struct h2_c1_idler *prev, *next;
+    int listed;
+    int expired;
+    apr_time_t deadline;
+} h2_c1_idler;
+
+/* The connection goes to wait in the MPM now. */
+void h2_c1_idle_park(h2_c1_idler *e);
 
 /* Why a parked session was woken: it should then say goodbye and close. */
 #define H2_IDLE_EXPIRED  1    /* its KeepAliveTimeout is over */
 #define H2_IDLE_STOPPING 2    /* the child stops */
 
-/* The session is back (or going away). Returns 0 if the MPM handed it
+/* The connection is back (or going away). Returns 0 if the MPM handed it
  * back for input, else H2_IDLE_EXPIRED or H2_IDLE_STOPPING. */
-int h2_c1_idle_unpark(struct h2_session *session);
+int h2_c1_idle_unpark(h2_c1_idler *e);
 
 /* The child is stopping: on a restart or an ungraceful stop, wake all
  * parked sessions to say goodbye; a spare child the MPM retires lets

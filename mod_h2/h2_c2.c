@@ -44,7 +44,7 @@
 #include "h2_response.h"
 #include "h2_util.h"
 #include "h2_workers.h"
-#include "h2_x.h"
+#include "h2_x_worker.h"
 
 APLOG_USE_MODULE(http2);
 extern module AP_MODULE_DECLARE_DATA http2_module;
@@ -71,8 +71,8 @@ static c2_shell *shells;
 static int nshells, shells_keep;
 static module *mpm_module;
 static ap_filter_rec_t *c2_in_handle, *c2_out_handle, *ws_no_body_handle;
-/* mod_logio's counters (%I, %O, %S and mod_status's bytes), if it is loaded */
-APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_out) *h2_c2_logio_out;
+/* mod_logio's counter of bytes in (%I), if it is loaded; the one of bytes
+ * out is the output's (h2_c2_out.c), looked up here too */
 static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_in) *logio_add_bytes_in;
 
 /* The signal mask of the MPM's connection threads, for the processes our
@@ -103,11 +103,6 @@ void h2_c2_note_conn_thread(void)
         pthread_sigmask(SIG_BLOCK, NULL, &conn_sigmask);
         apr_atomic_set32(&conn_sigmask_state, 2);
     }
-}
-
-h2_c2_ctx *h2_c2_ctx_get(const conn_rec *c)
-{
-    return ap_get_module_config(c->conn_config, &http2_module);
 }
 
 static c2_shell *shell_get(void)
@@ -221,7 +216,10 @@ static apr_status_t count_request(void *data)
     return APR_SUCCESS;
 }
 
-void h2_c2_request_begins(request_rec *r)
+/* Worker: request r (its request line and headers set) begins: its head
+ * counts for mod_logio (%I), and once it is logged it is counted in
+ * mod_status as an access of the client connection with its bytes. */
+static void c2_request_begins(request_rec *r)
 {
     /* Not by giving the secondary connection the client connection's
      * scoreboard handle: httpd would then also set that slot's status
@@ -238,13 +236,10 @@ void h2_c2_request_begins(request_rec *r)
     }
 }
 
-int h2_c2_is_websocket(conn_rec *c2)
-{
-    h2_c2_ctx *ctx = c2->master? h2_c2_ctx_get(c2) : NULL;
-    return ctx && ctx->req && ctx->req->head->websocket;
-}
-
-int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
+/* 1 when the stream c2 serves may push (H2Push on for its connection,
+ * a client that takes pushes, not itself pushed); then *scheme and
+ * *authority are its request's. */
+static int c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
 {
     h2_c2_ctx *ctx = c2->master? h2_c2_ctx_get(c2) : NULL;
     const char *m;
@@ -262,7 +257,9 @@ int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority)
     return 1;
 }
 
-void h2_c2_discard(conn_rec *c2)
+/* Give a secondary connection back to the process's cache; either thread
+ * (the exchange calls it from a connection's), when no stream uses it. */
+static void c2_discard(conn_rec *c2)
 {
     shell_put(h2_c2_ctx_get(c2)->shell);
 }
@@ -378,6 +375,46 @@ static void log_parked(h2_c2_ctx *ctx, conn_rec *c2)
     apr_bucket_destroy(eor);
 }
 
+/* A WebSocket's GET has no body for httpd: the stream's DATA belongs to
+ * the tunnel, which the handler reads from the connection once it took
+ * the upgrade. Without this, a handler that reads the body first
+ * (mod_proxy_http prefetches it) would wait for the client's frames. */
+static apr_status_t ws_no_body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
+                                      ap_input_mode_t mode, apr_read_type_e block,
+                                      apr_off_t readbytes)
+{
+    if (mode != AP_MODE_INIT) {
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
+    }
+    return APR_SUCCESS;
+}
+
+/* Set up request r of a WebSocket stream: its GET has no body. */
+static void c2_ws_request(request_rec *r)
+{
+    /* Not "proxy-nohalfclose": each side's end is a half-close, as over
+     * HTTP/1.1. The client's END_STREAM (our EOF) shuts the backend's
+     * write side down, and what the backend still sends, its answer to
+     * the client's CLOSE, reaches the client. The backend's close ends
+     * only the tunnel's way to the client (mod_proxy's shutdown of our
+     * poll descriptor does nothing): the stream ends when the client
+     * ended its side too, or at the tunnel's timeout. An END_STREAM on
+     * the DATA frame with the backend's CLOSE, sent before the client
+     * answered, made Chromium report the close as unclean (1006). */
+    ap_add_input_filter_handle(ws_no_body_handle, NULL, r, r->connection);
+}
+
+/* What h2_request.c does for the stream ctx serves and tells its response
+ * filter (ctx->req set). */
+static void c2_request_env(h2_c2_ctx *ctx, h2_request_env *env)
+{
+    memset(env, 0, sizeof(*env));
+    env->resp.websocket = ctx->req->head->websocket;
+    c2_may_push(ctx->c2, &env->resp.push_scheme, &env->resp.push_authority);
+    env->begins = c2_request_begins;
+    env->websocket = c2_ws_request;
+}
+
 /* The secondary connection is done with its stream. */
 static void c2_unbind(h2_c2_ctx *ctx, conn_rec *c2)
 {
@@ -392,6 +429,8 @@ static void c2_unbind(h2_c2_ctx *ctx, conn_rec *c2)
 static int c2_run(h2_c2_ctx *ctx, conn_rec *c2, h2_x *x, const h2_x_req *req,
                   h2_worker *wk)
 {
+    h2_request_env env;
+
     ctx->x = x;
     ctx->req = req;
     ctx->worker = wk;
@@ -406,7 +445,8 @@ static int c2_run(h2_c2_ctx *ctx, conn_rec *c2, h2_x *x, const h2_x_req *req,
     c2->aborted = 0;
     c2->current_thread = wk->thread;
 
-    h2_request_run(c2, req, &ctx->r);
+    c2_request_env(ctx, &env);
+    h2_request_run(c2, req, &env, &ctx->r);
 
     if (!ctx->seen_eos) {
         /* the request ended without completing its response */
@@ -462,7 +502,7 @@ static void c2_process(h2_worker *wk, h2_wtask *task)
     }
     c2 = h2_x_worker_done(x, c2);
     if (c2) {
-        h2_c2_discard(c2);
+        c2_discard(c2);
     }
 }
 
@@ -502,7 +542,10 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
      * module should it ever be unloaded */
     pthread_atfork(NULL, NULL, c2_after_fork_in_child);
     h2_workers_create(s, pchild, minw, maxw, idle, c2_process);
-    h2_x_child_log_by(c2_log_on_c1);
+    /* the exchange keeps secondaries for a connection's next streams (their
+     * shells are ours to take back), and the connection thread writes
+     * their parked logs through us */
+    h2_x_child_init(c2_discard, c2_log_on_c1);
     h2_c2_logio_out = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_out);
     logio_add_bytes_in = APR_RETRIEVE_OPTIONAL_FN(ap_logio_add_bytes_in);
     return APR_SUCCESS;
@@ -532,7 +575,7 @@ static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
     const char *scheme, *authority;
     apr_table_t *t;
 
-    if (!h2_c2_may_push(ctx->c2, &scheme, &authority)
+    if (!c2_may_push(ctx->c2, &scheme, &authority)
         || h2_config_rget(r, H2_CONF_PUSH) != 1
         || !(t = h2_response_push_fields(r, h2_config_push_resources(r), hint_fields))) {
         return 0;
@@ -585,34 +628,6 @@ static apr_status_t http2_get_pollfd_from_conn(conn_rec *c, apr_pollfd_t *pfd,
         return APR_ENOTIMPL;
     }
     return h2_x_worker_pollfd(ctx->x, c->pool, pfd, ptimeout);
-}
-
-/* A WebSocket's GET has no body for httpd: the stream's DATA belongs to
- * the tunnel, which the handler reads from the connection once it took
- * the upgrade. Without this, a handler that reads the body first
- * (mod_proxy_http prefetches it) would wait for the client's frames. */
-static apr_status_t ws_no_body_filter(ap_filter_t *f, apr_bucket_brigade *bb,
-                                      ap_input_mode_t mode, apr_read_type_e block,
-                                      apr_off_t readbytes)
-{
-    if (mode != AP_MODE_INIT) {
-        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
-    }
-    return APR_SUCCESS;
-}
-
-void h2_c2_ws_request(request_rec *r)
-{
-    /* Not "proxy-nohalfclose": each side's end is a half-close, as over
-     * HTTP/1.1. The client's END_STREAM (our EOF) shuts the backend's
-     * write side down, and what the backend still sends, its answer to
-     * the client's CLOSE, reaches the client. The backend's close ends
-     * only the tunnel's way to the client (mod_proxy's shutdown of our
-     * poll descriptor does nothing): the stream ends when the client
-     * ended its side too, or at the tunnel's timeout. An END_STREAM on
-     * the DATA frame with the backend's CLOSE, sent before the client
-     * answered, made Chromium report the close as unclean (1006). */
-    ap_add_input_filter_handle(ws_no_body_handle, NULL, r, r->connection);
 }
 
 void h2_c2_register_hooks(void)

@@ -29,26 +29,6 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s);
  * requests start from worker threads get this thread's signal mask. */
 void h2_c2_note_conn_thread(void);
 
-/* Worker: request r (its request line and headers set) begins: its head
- * counts for mod_logio (%I), and once it is logged it is counted in
- * mod_status as an access of the client connection with its bytes. */
-void h2_c2_request_begins(request_rec *r);
-
-/* Give a secondary connection back to the process's cache; either thread,
- * when no stream uses it. */
-void h2_c2_discard(conn_rec *c2);
-
-/* 1 when c2 serves a WebSocket opened by an extended CONNECT (worker). */
-int h2_c2_is_websocket(conn_rec *c2);
-
-/* 1 when the stream c2 serves may push (H2Push on for its connection,
- * a client that takes pushes, not itself pushed); then *scheme and
- * *authority are its request's (worker). */
-int h2_c2_may_push(conn_rec *c2, const char **scheme, const char **authority);
-
-/* Set up request r of a WebSocket stream: its GET has no body (worker). */
-void h2_c2_ws_request(request_rec *r);
-
 void h2_c2_register_hooks(void);
 
 #endif

@@ -21,12 +21,13 @@
 
 #include <apr_optional.h>
 #include <httpd.h>
+#include <http_config.h>
 #include <http_log.h>
 #include <util_filter.h>
 #include <mod_http2.h>
 
 #include "h2_workers.h"
-#include "h2_x.h"
+#include "h2_x_worker.h"
 
 /* File ranges below this are copied; a dup()/close() pair costs more. */
 #define H2_FILE_DUP_MIN (16 * 1024)
@@ -59,11 +60,17 @@ typedef struct h2_c2_ctx {
 /* A piece of output as it crosses to the connection thread. */
 typedef h2_x_item h2_c2_item;
 
-/* mod_logio's counter of bytes out (%O, %S), if it is loaded. */
+/* mod_logio's counter of bytes out (%O, %S), if it is loaded: the output
+ * side's (h2_c2_out.c), looked up at child init (h2_c2.c). */
 extern APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_out) *h2_c2_logio_out;
 
-/* The context of secondary connection c. */
-h2_c2_ctx *h2_c2_ctx_get(const conn_rec *c);
+/* The context of secondary connection c. Here, not in h2_c2.c, which
+ * sets it: the output side reads it without depending on that file. */
+extern module AP_MODULE_DECLARE_DATA http2_module;
+static APR_INLINE h2_c2_ctx *h2_c2_ctx_get(const conn_rec *c)
+{
+    return ap_get_module_config(c->conn_config, &http2_module);
+}
 
 /* --- h2_c2_out.c --- */
 

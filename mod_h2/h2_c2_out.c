@@ -29,13 +29,14 @@
 
 #include "h2.h"
 #include "h2_config.h"
-#include "h2_c2.h"
 #include "h2_c2_int.h"
 #include "h2_handoff.h"
 #include "h2_response.h"
 #include "h2_util.h"
 
 APLOG_USE_MODULE(http2);
+
+APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_out) *h2_c2_logio_out;
 
 void h2_c2_item_init(h2_c2_item *it, h2_hchunk_type type, int status)
 {

@@ -26,7 +26,7 @@
 #include "h2_config.h"
 #include "h2_c1.h"
 #include "h2_protocol.h"
-#include "h2_tls_policy.h"
+#include "h2_upgrade.h"
 
 APLOG_USE_MODULE(http2);
 
@@ -39,22 +39,6 @@ static int offered(const apr_array_header_t *offers, const char *proto)
         }
     }
     return 0;
-}
-
-int h2_protocol_tls_ok(conn_rec *c, server_rec *s)
-{
-    const char *proto, *cipher;
-
-    if (!ap_ssl_conn_is_ssl(c) || !h2_config_sget(s, H2_CONF_MODERN_TLS_ONLY)) {
-        return 1;
-    }
-    proto = ap_ssl_var_lookup(c->pool, s, c, NULL, "SSL_PROTOCOL");
-    cipher = ap_ssl_var_lookup(c->pool, s, c, NULL, "SSL_CIPHER");
-    if (!proto || !*proto || !cipher || !*cipher) {
-        /* not negotiated yet: checked again when the session starts */
-        return -1;
-    }
-    return h2_tls_policy_acceptable(proto, cipher);
 }
 
 /* The body of an upgrading request is read before the 101 goes out: the
@@ -145,7 +129,7 @@ static int h2_protocol_propose(conn_rec *c, request_rec *r, server_rec *s,
         /* ALPN runs after SNI picked the vhost: its settings govern the
          * session, the base server of the port does not */
         h2_c1_ctx_get(c, 1)->server = s;
-        ok = h2_protocol_tls_ok(c, s);
+        ok = h2_c1_tls_ok(c, s);
         if (ok == 0) {
             ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, c, APLOGNO(21040)
                           "h2: not proposing h2, TLS is not modern enough "

@@ -21,15 +21,4 @@
 
 void h2_protocol_register_hooks(void);
 
-/* The body of a request that upgrades to h2c, read before the 101. */
-typedef struct h2_upgrade_body {
-    const char *data;
-    apr_size_t len;
-} h2_upgrade_body;
-#define H2_UPGRADE_BODY_KEY "h2-upgrade-body"
-
-/* 1 if c1's TLS parameters allow h2 where H2ModernTLSOnly asks for it.
- * Connections without TLS always pass. */
-int h2_protocol_tls_ok(conn_rec *c, server_rec *s);
-
 #endif

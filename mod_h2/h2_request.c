@@ -29,8 +29,7 @@
 
 #include "h2.h"
 #include "h2_config.h"
-#include "h2_c2.h"
-#include "h2_x.h"
+#include "h2_x_worker.h"
 #include "h2_request.h"
 #include "h2_response.h"
 
@@ -39,7 +38,7 @@ APLOG_USE_MODULE(http2);
 /* HTTP/2 responses are framed by h2: no HTTP/1.1 head formatting. Both
  * filters are found by their registration, not by name: this runs for
  * every request. */
-static void setup_filters(request_rec *r)
+static void setup_filters(request_rec *r, const h2_resp_stream *st)
 {
     ap_filter_t *f;
     for (f = r->output_filters; f && f != r->connection->output_filters;
@@ -49,7 +48,7 @@ static void setup_filters(request_rec *r)
             break;
         }
     }
-    ap_add_output_filter_handle(h2_response_filter_handle, NULL, r, r->connection);
+    h2_response_add_filter(r, st);
 }
 
 /* Decimal digits of v, written backwards ending at end; returns the start. */
@@ -155,7 +154,8 @@ static const char *request_target(request_rec *r, const h2_req_head *req)
     return req->path? req->path : req->authority;
 }
 
-void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
+void h2_request_run(conn_rec *c2, const h2_x_req *xr, const h2_request_env *env,
+                    request_rec **pr)
 {
     const h2_req_head *req = xr->head;
     request_rec *r;
@@ -165,12 +165,12 @@ void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
     r = ap_create_request(c2);
     *pr = r;
     r->request_time = xr->created;
-    setup_filters(r);
+    setup_filters(r, &env->resp);
     target = request_target(r, req);
     r->the_request = apr_pstrcat(r->pool, req->method, " ", target,
                                  " HTTP/2.0", NULL);
     r->headers_in = apr_table_copy(r->pool, req->headers);
-    h2_c2_request_begins(r);
+    env->begins(r);
     ap_run_pre_read_request(r, c2);
 
     if (xr->refuse_status) {
@@ -185,7 +185,7 @@ void h2_request_run(conn_rec *c2, const h2_x_req *xr, request_rec **pr)
     }
     else {
         if (req->websocket) {
-            h2_c2_ws_request(r);
+            env->websocket(r);
         }
         else if (xr->has_body && req->content_length < 0) {
             /* HTTP/2 frames the body, so it needs no length; modules that

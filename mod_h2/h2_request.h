@@ -17,13 +17,25 @@
 
 #include <httpd.h>
 
+#include "h2_response.h"
+
 struct h2_x_req;
+
+/* What the code that runs the stream (h2_c2.c) has a request do along the
+ * way, and tells its response filter: this file calls nothing of the
+ * secondary connection's. */
+typedef struct h2_request_env {
+    h2_resp_stream resp;
+    void (*begins)(request_rec *r);     /* its request line and headers set */
+    void (*websocket)(request_rec *r);  /* a WebSocket's, before post-read */
+} h2_request_env;
 
 /* Worker: turn the stream's validated request head into an httpd request on the
  * secondary connection c2 and run it through httpd's ordinary request
  * processing. *pr points at the request while it exists (the input
  * filter needs it for 100-continue and trailers). Returns when the
  * request is finished and its pool is gone. */
-void h2_request_run(conn_rec *c2, const struct h2_x_req *xr, request_rec **pr);
+void h2_request_run(conn_rec *c2, const struct h2_x_req *xr,
+                    const h2_request_env *env, request_rec **pr);
 
 #endif

@@ -25,7 +25,6 @@
 #include "h2.h"
 #include "h2_headers_check.h"
 #include "h2_response.h"
-#include "h2_c2.h"
 #include "h2_config.h"
 #include "h2_push.h"
 
@@ -83,6 +82,7 @@ apr_bucket *h2_bucket_resp_create(apr_bucket_alloc_t *list, h2_hchunk_type type,
 
 typedef struct {
     request_rec *r;          /* the request this state is for */
+    h2_resp_stream st;       /* its stream's, the same across redirects */
     int head_sent;
     int body_allowed;
     int trailers_done;
@@ -328,15 +328,17 @@ apr_table_t *h2_response_push_fields(request_rec *r, const apr_array_header_t *p
  * already) go to the connection thread ahead of the head, which promises
  * those the client has not been pushed. Returns the PUSH item's fields or
  * NULL; the response's own fields get push-policy. */
-static apr_table_t *push_paths(ap_filter_t *f, request_rec *r, apr_table_t *fields)
+static apr_table_t *push_paths(const h2_resp_stream *st, request_rec *r,
+                               apr_table_t *fields)
 {
     apr_array_header_t *res = NULL;
     link_ctx lc;
 
-    if (!h2_c2_may_push(f->c, &lc.scheme, &lc.authority)
-        || h2_config_rget(r, H2_CONF_PUSH) != 1) {
+    if (!st->push_scheme || h2_config_rget(r, H2_CONF_PUSH) != 1) {
         return NULL;
     }
+    lc.scheme = st->push_scheme;
+    lc.authority = st->push_authority;
     if (!apr_table_get(r->notes, H2_NOTE_PUSHED_EARLY)) {
         res = h2_config_push_resources(r);
     }
@@ -396,9 +398,9 @@ static int renegotiation_refused(const request_rec *r)
 }
 
 /* The status sent for a final head of status < 200. */
-static int final_status(ap_filter_t *f, request_rec *r, int status)
+static int final_status(const h2_resp_stream *st, request_rec *r, int status)
 {
-    if (status == HTTP_SWITCHING_PROTOCOLS && h2_c2_is_websocket(f->c)) {
+    if (status == HTTP_SWITCHING_PROTOCOLS && st->websocket) {
         /* the handler took the WebSocket: the stream carries it */
         h2_response_ws_accepted(r->headers_out);
         return HTTP_OK;
@@ -406,6 +408,15 @@ static int final_status(ap_filter_t *f, request_rec *r, int status)
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, APLOGNO(21030)
                   "h2: final response with status %d, sending 500", status);
     return r->status = HTTP_INTERNAL_SERVER_ERROR;
+}
+
+void h2_response_add_filter(request_rec *r, const h2_resp_stream *st)
+{
+    resp_ctx *ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+
+    ctx->r = r;
+    ctx->st = *st;
+    ap_add_output_filter_handle(h2_response_filter_handle, ctx, r, r->connection);
 }
 
 apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
@@ -416,9 +427,14 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     h2_hfields hf;
 
     if (!ctx || ctx->r != r) {
-        /* internal redirects hand this filter to a new request */
+        /* internal redirects hand this filter to a new request; added by
+         * its name, not by h2_response_add_filter(), it knows no stream */
+        resp_ctx *prev = ctx;
         ctx = f->ctx = apr_pcalloc(r->pool, sizeof(*ctx));
         ctx->r = r;
+        if (prev) {
+            ctx->st = prev->st;
+        }
     }
     if (!ctx->head_sent) {
         ap_bucket_error *eb = NULL;
@@ -446,13 +462,13 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             return http11_required(f, bb, ctx);
         }
         if (status < 200) {
-            status = final_status(f, r, status);
+            status = final_status(&ctx->st, r, status);
         }
-        else if (status < 300 && h2_c2_is_websocket(f->c)) {
+        else if (status < 300 && ctx->st.websocket) {
             status = not_a_websocket(r);
         }
         fields = response_fields(r);
-        push = (status >= 200 && status < 300)? push_paths(f, r, fields) : NULL;
+        push = (status >= 200 && status < 300)? push_paths(&ctx->st, r, fields) : NULL;
         if (build_fields(r, fields, &hf, "response") && !ctx->fields_failed) {
             /* nothing went out yet: answer 500 instead, as HTTP/1.1 does */
             ctx->fields_failed = 1;

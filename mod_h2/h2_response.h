@@ -43,11 +43,24 @@ apr_bucket *h2_bucket_resp_create(apr_bucket_alloc_t *list, h2_hchunk_type type,
                                   int status, apr_table_t *fields,
                                   const h2_hfields *hf);
 
+/* What the response filter needs to know of the stream its request came
+ * on. The code that runs the stream (h2_c2.c) tells it, so that the
+ * filter asks the secondary connection nothing. */
+typedef struct h2_resp_stream {
+    int websocket;              /* opened by an extended CONNECT */
+    const char *push_scheme;    /* not NULL: the stream may push, and these */
+    const char *push_authority; /*   are its request's scheme and authority */
+} h2_resp_stream;
+
 /* The H2_RESPONSE protocol output filter. */
 apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb);
 
 /* The filter's registration, for adding it without a lookup by name. */
 extern ap_filter_rec_t *h2_response_filter_handle;
+
+/* Worker: add the filter to r, a request of the stream st tells of (copied:
+ * it need not outlive the call). */
+void h2_response_add_filter(request_rec *r, const h2_resp_stream *st);
 
 /* The fields of a 101 that accepted a WebSocket, made those of the 200
  * that accepts it on a stream (RFC 8441 5): no handshake fields. */

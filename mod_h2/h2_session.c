@@ -97,7 +97,7 @@ h2_stream *h2_session_stream_open(h2_session *s, int32_t id, h2_stream_origin or
     return stream;
 }
 
-h2_c1_idle_link *h2_session_idle_link(h2_session *s)
+h2_c1_idler *h2_session_idler(h2_session *s)
 {
     return &s->idle;
 }
@@ -221,7 +221,7 @@ static apr_status_t session_teardown(void *data)
     h2_stream *stream;
     apr_size_t held;
 
-    h2_c1_idle_unpark(s);
+    h2_c1_idle_unpark(&s->idle);
     h2_session_end_streams(s);
     h2_session_purge(s);
     while ((stream = s->streams) != NULL) {

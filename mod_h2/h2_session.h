@@ -17,7 +17,7 @@
 
 #include <httpd.h>
 
-struct h2_c1_idle_link;
+struct h2_c1_idler;
 
 /* A client connection's HTTP/2 session. Its fields are the session files'
  * own (h2_session_int.h); others get what they need through functions. */
@@ -49,8 +49,8 @@ void h2_session_goodbye(h2_session *session, const char *why);
  * thread must not run anything of httpd's while a worker does). */
 void h2_session_end_streams(h2_session *session);
 
-/* The session's place in the registry of idle connections (h2_c1_idle.c),
- * which keeps there all it needs of the session. */
-struct h2_c1_idle_link *h2_session_idle_link(h2_session *session);
+/* The connection's entry in the registry of idle connections
+ * (h2_c1_idle.c), which holds there all it needs of the session. */
+struct h2_c1_idler *h2_session_idler(h2_session *session);
 
 #endif

@@ -39,7 +39,7 @@
 #include "h2_read_timeout.h"
 #include "h2_session.h"
 #include "h2_stream.h"
-#include "h2_x.h"
+#include "h2_x_c1.h"
 
 /* Stream ids remembered after close, to tell late frames on a closed
  * stream from a client reusing ids it never opened. */
@@ -127,7 +127,7 @@ struct h2_session {
                                      * H2WindowSize each (H2_BDP_GROWTH_MAX) */
     int early_ends;                 /* streams with early_end_at set */
 
-    h2_c1_idle_link idle;           /* h2_c1_idle.c's, under its lock */
+    h2_c1_idler idle;               /* h2_c1_idle.c's, under its lock */
 
     /* what is shared with the workers */
     h2_x_settings xset;

@@ -22,7 +22,7 @@
 #include "h2_lifecycle.h"
 #include "h2_priority.h"
 #include "h2_bdp.h"
-#include "h2_x.h"
+#include "h2_x_c1.h"
 
 struct h2_session;
 

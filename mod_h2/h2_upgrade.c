@@ -28,7 +28,7 @@
 
 #include "h2.h"
 #include "h2_config.h"
-#include "h2_protocol.h"
+#include "h2_upgrade.h"
 #include "h2_session_int.h"
 #include "h2_util.h"
 

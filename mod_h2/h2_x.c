@@ -14,7 +14,8 @@
  */
 
 /* The exchange between a connection thread and its streams' workers: the
- * shared state, its lock and its hand-off table (invariants in h2_x.h). */
+ * shared state, its lock, its hand-off table and the wake-ups either way
+ * (invariants in h2_x_types.h). */
 
 #include <unistd.h>
 
@@ -26,7 +27,6 @@
 
 #include "h2.h"
 #include "h2_c1_wait.h"
-#include "h2_c2.h"
 #include "h2_util.h"
 #include "h2_workers.h"
 #include "h2_x_int.h"
@@ -41,6 +41,18 @@ APLOG_USE_MODULE(http2);
  * handlers) held ~80 KB each for as long as the connection stayed busy,
  * over a hundred MB per child under a steady load. */
 #define H2_C2_KEEP 4
+
+/* Gives a kept secondary connection back to the cache of their shells,
+ * which the worker side owns (h2_c2.c); set once at child init, before
+ * any connection or worker runs. Without it, none are kept. */
+static h2_x_discard_c2_fn *discard_c2;
+static h2_x_log_fn *log_runner;
+
+void h2_x_child_init(h2_x_discard_c2_fn *discard, h2_x_log_fn *log)
+{
+    discard_c2 = discard;
+    log_runner = log;
+}
 
 static const char *h2_x_state_str(h2_x_state state)
 {
@@ -88,6 +100,30 @@ static APR_INLINE int transit_locked(h2_x *x, h2_x_state to, const char *why)
         return 1;
     }
     return transit_note(x, to, why);
+}
+
+void h2_x_poll_signal_locked(h2_x *x)
+{
+    char b = 1;
+    apr_size_t n = 1;
+
+    if (x->poll_out && !x->poll_signalled
+        && apr_file_write(x->poll_out, &b, &n) == APR_SUCCESS) {
+        x->poll_signalled = 1;
+    }
+}
+
+void h2_x_poll_drain_locked(h2_x *x)
+{
+    char buf[8];
+    apr_size_t n = sizeof(buf);
+
+    if (x->poll_signalled && !x->in.first && !x->in_eos && !x->aborted) {
+        while (apr_file_read(x->poll_in, buf, &n) == APR_SUCCESS) {
+            n = sizeof(buf);
+        }
+        x->poll_signalled = 0;
+    }
 }
 
 void h2_x_signal_worker_locked(h2_x *x)
@@ -299,12 +335,6 @@ static int log_due_locked(h2_x *x)
     return 1;
 }
 
-static h2_x_log_fn *log_runner;
-
-void h2_x_child_log_by(h2_x_log_fn *fn)
-{
-    log_runner = fn;
-}
 
 /* x's parked log is due (once; the queue's lock, without ours): the
  * connection thread writes it after its next flush. Under prefork a worker
@@ -344,8 +374,8 @@ void h2_x_c1_run_logs(h2_xconn *xc)
         apr_thread_mutex_unlock(xc->mutex);
         log_runner(c2);
         c2 = finish(x, c2, "logged by the connection thread");
-        if (c2) {
-            h2_c2_discard(c2);
+        if (c2 && discard_c2) {
+            discard_c2(c2);
         }
     }
 }
@@ -508,6 +538,49 @@ void h2_x_c1_settle(h2_x *x)
     }
 }
 
+void h2_x_c1_body_due(h2_xconn *xc, apr_size_t min)
+{
+    apr_thread_cond_t *conds[8];
+    int n = 0, i;
+    h2_x *x, *next, *keep = NULL;
+
+    if (!xc->due_first) {
+        return;
+    }
+    apr_thread_mutex_lock(xc->mutex);
+    for (x = xc->due_first; x; x = next) {
+        next = x->next_due;
+        if (min && x->in_fresh && x->in.mem < min && x->worker_waits && !x->forgotten) {
+            /* Too little to be worth a wakeup while more is coming (this
+             * read brought some): a worker faster than its client would
+             * else sleep and wake, and contend for the lock, once per
+             * read. A read that brings it nothing wakes it. */
+            x->in_fresh = 0;
+            x->next_due = keep;
+            keep = x;
+            continue;
+        }
+        x->in_fresh = 0;
+        x->in_due = 0;
+        if (x->worker_waits && n < (int)(sizeof(conds) / sizeof(conds[0]))) {
+            /* Signalled after the unlock: woken while we still held the
+             * lock, the worker would preempt us only to sleep on the lock
+             * (two switches per read on a busy machine). A worker's cond
+             * lives as long as the child, and its waits check again. */
+            conds[n++] = h2_worker_cond(x->worker);
+            h2_x_poll_signal_locked(x);
+        }
+        else {
+            h2_x_signal_worker_locked(x);
+        }
+    }
+    xc->due_first = keep;
+    apr_thread_mutex_unlock(xc->mutex);
+    for (i = 0; i < n; ++i) {
+        apr_thread_cond_signal(conds[i]);
+    }
+}
+
 void h2_x_c1_forget(h2_x *x)
 {
     x->forgotten = 1;   /* written and read by the connection thread */
@@ -613,7 +686,7 @@ void h2_x_c1_idle(h2_xconn *xc, int final)
         if (!c2) {
             break;
         }
-        h2_c2_discard(c2);   /* its shell lock, without ours */
+        discard_c2(c2);   /* its shell lock, without ours */
     }
 }
 
@@ -849,7 +922,7 @@ static conn_rec *finish(h2_x *x, conn_rec *c2, const char *why)
     h2_xconn *xc = x->xc;
 
     apr_thread_mutex_lock(xc->mutex);
-    if (c2 && xc->c2_free->nelts < H2_C2_KEEP) {
+    if (c2 && discard_c2 && xc->c2_free->nelts < H2_C2_KEEP) {
         APR_ARRAY_PUSH(xc->c2_free, conn_rec *) = c2;
         c2 = NULL;
     }

@@ -14,7 +14,8 @@
  */
 
 /* Request bodies across the hand-off: what the connection thread puts in,
- * what workers take out (or poll for), and what the connection holds. */
+ * what workers take out (or poll for), and what the connection holds.
+ * Waking the reader is h2_x.c's, which calls nothing here. */
 
 #include <string.h>
 
@@ -27,30 +28,6 @@
 #include "h2_x_int.h"
 
 APLOG_USE_MODULE(http2);
-
-void h2_x_poll_signal_locked(h2_x *x)
-{
-    char b = 1;
-    apr_size_t n = 1;
-
-    if (x->poll_out && !x->poll_signalled
-        && apr_file_write(x->poll_out, &b, &n) == APR_SUCCESS) {
-        x->poll_signalled = 1;
-    }
-}
-
-void h2_x_poll_drain_locked(h2_x *x)
-{
-    char buf[8];
-    apr_size_t n = sizeof(buf);
-
-    if (x->poll_signalled && !x->in.first && !x->in_eos && !x->aborted) {
-        while (apr_file_read(x->poll_in, buf, &n) == APR_SUCCESS) {
-            n = sizeof(buf);
-        }
-        x->poll_signalled = 0;
-    }
-}
 
 /* --- connection thread --- */
 
@@ -76,49 +53,6 @@ int h2_x_c1_body_in(h2_x *x, const char *data, apr_size_t len)
     }
     apr_thread_mutex_unlock(xc->mutex);
     return kept;
-}
-
-void h2_x_c1_body_due(h2_xconn *xc, apr_size_t min)
-{
-    apr_thread_cond_t *conds[8];
-    int n = 0, i;
-    h2_x *x, *next, *keep = NULL;
-
-    if (!xc->due_first) {
-        return;
-    }
-    apr_thread_mutex_lock(xc->mutex);
-    for (x = xc->due_first; x; x = next) {
-        next = x->next_due;
-        if (min && x->in_fresh && x->in.mem < min && x->worker_waits && !x->forgotten) {
-            /* Too little to be worth a wakeup while more is coming (this
-             * read brought some): a worker faster than its client would
-             * else sleep and wake, and contend for the lock, once per
-             * read. A read that brings it nothing wakes it. */
-            x->in_fresh = 0;
-            x->next_due = keep;
-            keep = x;
-            continue;
-        }
-        x->in_fresh = 0;
-        x->in_due = 0;
-        if (x->worker_waits && n < (int)(sizeof(conds) / sizeof(conds[0]))) {
-            /* Signalled after the unlock: woken while we still held the
-             * lock, the worker would preempt us only to sleep on the lock
-             * (two switches per read on a busy machine). A worker's cond
-             * lives as long as the child, and its waits check again. */
-            conds[n++] = h2_worker_cond(x->worker);
-            h2_x_poll_signal_locked(x);
-        }
-        else {
-            h2_x_signal_worker_locked(x);
-        }
-    }
-    xc->due_first = keep;
-    apr_thread_mutex_unlock(xc->mutex);
-    for (i = 0; i < n; ++i) {
-        apr_thread_cond_signal(conds[i]);
-    }
 }
 
 void h2_x_c1_body_end(h2_x *x, apr_table_t *trailers)

@@ -22,7 +22,8 @@
 #include "h2_c1_wait.h"
 #include "h2_handoff.h"
 #include "h2_workers.h"
-#include "h2_x.h"
+#include "h2_x_c1.h"
+#include "h2_x_worker.h"
 
 struct h2_xconn {
     const h2_x_settings *set;

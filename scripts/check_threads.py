@@ -5,11 +5,15 @@
     it includes neither h2_session*.h nor h2_stream.h, and calls no
     h2_session_*, h2_stream_*, h2_c1_* or h2_x_c1_* function;
   * code that runs in connection threads (C1_FILES) calls no h2_x_worker_*;
+  * each side sees only its own half of the exchange: no worker file
+    includes h2_x_c1.h and no connection file h2_x_worker.h, directly or
+    through another of mod_h2's headers (then the compiler, with
+    -Werror=implicit-function-declaration, refuses a call across);
   * in h2_x.c, a h2_x_c1_* function calls no h2_x_worker_* function and the
     other way round;
-  * every function h2_x.h declares is named h2_x_c1_*, h2_x_worker_*,
-    h2_x_child_* (called once at child init, before any connection) or
-    one of the few either thread may call (EITHER).
+  * h2_x_c1.h declares only h2_x_c1_* functions, h2_x_worker.h only
+    h2_x_worker_*, and h2_x_types.h only the few either thread may call
+    (EITHER; h2_x_child_init runs once at child init, before both).
 
 Prints each violation and exits 1 if there is any. --src DIR checks the
 sources in DIR instead of mod_h2/."""
@@ -26,7 +30,7 @@ SRC = os.path.join(TOP, "mod_h2")
 # a new file is checked as soon as it is named for its side
 WORKER_GLOBS = ["h2_c2*.c", "h2_request*.c", "h2_response*.c"]
 C1_GLOBS = ["h2_session*.c", "h2_c1*.c", "h2_upgrade*.c", "h2_stream*.c", "h2_protocol*.c"]
-EITHER = set()
+EITHER = {"h2_x_child_init"}
 CALL = re.compile(r"\b(h2_\w+)\s*\(")
 DEF = re.compile(r"^[A-Za-z_][\w\s\*]*?\b(h2_x_\w+)\s*\(", re.M)
 
@@ -35,6 +39,30 @@ def files(globs):
     """The names of SRC's sources that match globs, sorted."""
     return sorted({os.path.basename(p) for g in globs
                    for p in glob.glob(os.path.join(SRC, g))})
+
+
+def includes_of(name, seen=None):
+    """{header: the header of name's own includes it came through} for every
+    mod_h2 header name includes, directly or not."""
+    seen = {} if seen is None else seen
+    path = os.path.join(SRC, name)
+    if not os.path.exists(path):
+        return seen
+    for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(path, encoding="utf-8").read(),
+                          re.M):
+        if inc not in seen:
+            seen[inc] = seen.get(name, inc)
+            includes_of(inc, seen)
+    return seen
+
+
+def wrong_half(f, side, other_header):
+    """The violation if f, of side, includes the other side's header."""
+    via = includes_of(f).get(other_header)
+    if via is None:
+        return []
+    how = "" if via == other_header else " (through %s)" % via
+    return ["%s (%s) includes %s%s" % (f, side, other_header, how)]
 
 
 def code_of(path):
@@ -73,7 +101,9 @@ def main(argv):
         for name in sorted(set(CALL.findall(code))):
             if re.match(r"h2_(session|stream|c1|x_c1)_", name):
                 bad.append("%s (worker) calls %s()" % (f, name))
+        bad += wrong_half(f, "worker", "h2_x_c1.h")
     for f in c1_files:
+        bad += wrong_half(f, "connection thread", "h2_x_worker.h")
         for name in sorted(set(CALL.findall(code_of(os.path.join(SRC, f))))):
             if name.startswith("h2_x_worker_"):
                 bad.append("%s (connection thread) calls %s()" % (f, name))
@@ -86,10 +116,14 @@ def main(argv):
                 for c in sorted(calls):
                     if c.startswith("h2_x_%s_" % other):
                         bad.append("h2_x: %s() calls %s()" % (name, c))
-    header = re.sub(r"typedef[^;]*;", "", code_of(os.path.join(SRC, "h2_x.h")))
-    for name in re.findall(r"\b(h2_x_\w+)\s*\(", header):
-        if not re.match(r"h2_x_(c1|worker|child)_", name) and name not in EITHER:
-            bad.append("h2_x.h: %s() does not say which thread calls it" % name)
+    for header, prefix in (("h2_x_c1.h", "h2_x_c1_"), ("h2_x_worker.h", "h2_x_worker_"),
+                           ("h2_x_types.h", None)):
+        decls = re.sub(r"typedef[^;]*;", "", code_of(os.path.join(SRC, header)))
+        for name in re.findall(r"\b(h2_x_\w+)\s*\(", decls):
+            if prefix is None and name not in EITHER:
+                bad.append("%s: %s() is not one either thread may call" % (header, name))
+            elif prefix is not None and not name.startswith(prefix):
+                bad.append("%s: %s() is not named %s*" % (header, name, prefix))
     for b in bad:
         print(b)
     print("thread naming: %d violation(s)" % len(bad))

@@ -42,7 +42,8 @@
 #include "h2_session.h"
 #include "h2_status.h"
 #include "h2_workers.h"
-#include "h2_x.h"
+#include "h2_x_c1.h"
+#include "h2_x_worker.h"
 #include "seam.h"
 
 /* --- the clock --- */
@@ -267,7 +268,7 @@ AP_DECLARE(apr_status_t) ap_pass_brigade(ap_filter_t *f, apr_bucket_brigade *bb)
     return APR_SUCCESS;
 }
 
-int h2_c1_idle_unpark(struct h2_session *session)
+int h2_c1_idle_unpark(h2_c1_idler *e)
 {
     return 0;
 }
@@ -292,10 +293,6 @@ void h2_status_c1_stream_done(h2_status_row *row)
 }
 
 void h2_status_c1_state(h2_status_row *row, conn_rec *c1, const char *state)
-{
-}
-
-void h2_c2_discard(conn_rec *c2)
 {
 }
 

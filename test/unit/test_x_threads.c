@@ -734,6 +734,8 @@ int main(void)
     s = apr_pcalloc(pchild, sizeof(*s));
     s->log.level = APLOG_WARNING;
     CHECK(h2_hspare_child_init(pchild) == APR_SUCCESS);
+    h2_x_child_init(xt_c2_discard, NULL);   /* as h2_c2.c's child init does (no
+                                             * parked logs here) */
     /* with 0 s, workers above the minimum retire whenever the queue is
      * empty, and threads come and go all through the run; with 1 s they
      * park, and pushes wake them */

@@ -31,7 +31,8 @@
 #include <apr_atomic.h>
 #include <apr_time.h>
 
-#include "h2_x.h"
+#include "h2_x_c1.h"
+#include "h2_x_worker.h"
 
 /* The bytes bodies and responses are made of: stream s's byte i is
  * xt_buf[(salt(s) + i) % XT_BUF_LEN]; the same bytes are in a file that
@@ -120,11 +121,13 @@ typedef struct xt_stats {
 extern xt_stats xt_st;
 
 /* Fake secondary connections: made by workers, kept by connections
- * (h2_x_worker_done), given back by h2_c2_discard(); none may be used by
+ * (h2_x_worker_done), given back by xt_c2_discard() (the
+ * exchange's, from h2_x_child_init()); none may be used by
  * two workers at once, none may be left at the end. */
 conn_rec *xt_c2_new(void);
 void xt_c2_use(conn_rec *c2);      /* a worker starts with it */
 void xt_c2_unuse(conn_rec *c2);
+void xt_c2_discard(conn_rec *c2);
 extern volatile apr_uint32_t xt_c2_live;
 
 /* The fake handler the workers run (xt_worker.c). */

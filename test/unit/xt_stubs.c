@@ -31,7 +31,6 @@
 #include <mpm_common.h>
 #include <scoreboard.h>
 
-#include "h2_c2.h"
 #include "h2_fmap.h"
 #include "h2_status.h"
 #include "xt.h"
@@ -142,7 +141,7 @@ void xt_c2_unuse(conn_rec *c2)
     apr_atomic_set32(&((xt_c2 *)c2)->in_use, 0);
 }
 
-void h2_c2_discard(conn_rec *c2)
+void xt_c2_discard(conn_rec *c2)
 {
     if (apr_atomic_read32(&((xt_c2 *)c2)->in_use)) {
         xt_fail("a secondary connection discarded while a worker uses it");

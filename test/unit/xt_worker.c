@@ -30,7 +30,6 @@
 #include <apr_strings.h>
 
 #include "h2.h"
-#include "h2_c2.h"
 #include "h2_workers.h"
 #include "xt.h"
 
@@ -289,7 +288,7 @@ static apr_status_t handle(wctx *w)
 }
 
 /* A request the worker got must be as the connection thread fixed it
- * before it was queued (invariant 1 of h2_x.h). */
+ * before it was queued (invariant 1 of h2_x_types.h). */
 static void check_req(wctx *w)
 {
     const h2_x_req *req = w->req;
@@ -342,7 +341,7 @@ void xt_process(h2_worker *wk, h2_wtask *task)
     h2_x_worker_count(x, NULL);
     xt_c2_unuse(c2);
     if ((c2 = h2_x_worker_done(x, c2)) != NULL) {
-        h2_c2_discard(c2);
+        xt_c2_discard(c2);
     }
     apr_pool_destroy(w.pool);         /* after done: it closed the pipe */
 }
