@@ -71,7 +71,7 @@ static const unsigned char allowed[] = {
     [H2_XS_PARKED]  = 1u << H2_XS_RUNNING,
 };
 
-/* An invalid or traced transition of x (the slow path of transit_locked). */
+/* An invalid or traced transition of x (the slow path of x_transit). */
 static int transit_note(h2_x *x, h2_x_state to, const char *why)
 {
     conn_rec *c1 = x->req.set->c1;
@@ -90,10 +90,11 @@ static int transit_note(h2_x *x, h2_x_state to, const char *why)
     return 1;
 }
 
-/* Move x to state to, as the table allows; under the lock, either thread
- * (NEW -> PENDING without: no worker sees the stream before it is queued).
- * Inline: it runs 5 times a stream. */
-static APR_INLINE int transit_locked(h2_x *x, h2_x_state to, const char *why)
+/* Move x to state to, as the table allows. Called under the lock by
+ * either thread, but for NEW -> PENDING, which the connection thread makes
+ * without it (no worker sees the stream before it is queued): hence no
+ * _locked in its name. Inline: it runs 5 times a stream. */
+static APR_INLINE int x_transit(h2_x *x, h2_x_state to, const char *why)
 {
     if ((allowed[x->state] & (1u << to)) && x->req.set->loglevel < APLOG_TRACE2) {
         x->state = to;
@@ -252,7 +253,7 @@ void h2_x_c1_destroy(h2_x *x)
 void h2_x_c1_pend(h2_x *x)
 {
     /* no worker sees a stream before it is admitted: no lock yet */
-    transit_locked(x, H2_XS_PENDING, "to be run");
+    x_transit(x, H2_XS_PENDING, "to be run");
     x->pended = 1;
 }
 
@@ -281,7 +282,7 @@ int h2_x_c1_admit(h2_x *x)
     else if (tunnel && xc->n_tunnels >= tunnels_max(xc->set)) {
         ok = -1;
     }
-    else if (transit_locked(x, H2_XS_QUEUED, "admitted")) {
+    else if (x_transit(x, H2_XS_QUEUED, "admitted")) {
         xc->n_processing++;
         xc->n_queued++;
         if (tunnel) {
@@ -367,7 +368,7 @@ void h2_x_c1_run_logs(h2_xconn *xc)
             xc->logs_last = NULL;
         }
         apr_thread_mutex_lock(xc->mutex);
-        transit_locked(x, H2_XS_RUNNING, "its log taken by the connection thread");
+        x_transit(x, H2_XS_RUNNING, "its log taken by the connection thread");
         xc->n_parked--;
         c2 = x->parked_c2;
         x->parked_c2 = NULL;
@@ -391,7 +392,7 @@ int h2_x_c1_abort(h2_x *x)
     if (queued && h2_workers_unqueue(h2_workers_of_child(), &x->task)) {
         /* no worker took it: none ever will */
         apr_thread_mutex_lock(xc->mutex);
-        transit_locked(x, H2_XS_DONE, "taken back");
+        x_transit(x, H2_XS_DONE, "taken back");
         xc->n_processing--;
         xc->n_tunnels -= x->tunnel;
         unqueued_locked(xc, x);
@@ -734,7 +735,7 @@ const h2_x_req *h2_x_worker_take(h2_x *x, h2_worker *wk, conn_rec **pc2)
     *pc2 = NULL;
     apr_thread_mutex_lock(xc->mutex);
     if (x->state == H2_XS_PARKED) {
-        transit_locked(x, H2_XS_RUNNING, "its log taken by a worker");
+        x_transit(x, H2_XS_RUNNING, "its log taken by a worker");
         x->worker = wk;
         xc->n_parked--;
         *pc2 = x->parked_c2;
@@ -742,7 +743,7 @@ const h2_x_req *h2_x_worker_take(h2_x *x, h2_worker *wk, conn_rec **pc2)
         apr_thread_mutex_unlock(xc->mutex);
         return &x->req;
     }
-    transit_locked(x, H2_XS_RUNNING, "taken by a worker");
+    x_transit(x, H2_XS_RUNNING, "taken by a worker");
     x->worker = wk;
     aborted = x->aborted;
     unqueued_locked(xc, x);
@@ -788,7 +789,7 @@ int h2_x_worker_park(h2_x *x, conn_rec *c2)
 
     apr_thread_mutex_lock(xc->mutex);
     if (!x->out_settled && !x->aborted) {
-        transit_locked(x, H2_XS_PARKED, "its log waits for the response");
+        x_transit(x, H2_XS_PARKED, "its log waits for the response");
         x->parked_c2 = c2;
         x->worker = NULL;
         x->worker_waits = 0;
@@ -926,7 +927,7 @@ static conn_rec *finish(h2_x *x, conn_rec *c2, const char *why)
         APR_ARRAY_PUSH(xc->c2_free, conn_rec *) = c2;
         c2 = NULL;
     }
-    transit_locked(x, H2_XS_DONE, why);
+    x_transit(x, H2_XS_DONE, why);
     if (x->poll_pool) {
         apr_pool_destroy(x->poll_pool);     /* closes the pipe */
         x->poll_pool = NULL;
