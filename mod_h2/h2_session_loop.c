@@ -144,7 +144,10 @@ static apr_status_t send_output(h2_session *s, int *progress)
 /* Sleep until the client sends something or a worker has news. */
 static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
 {
-    s->input_drained = !h2_x_c1_wait(s->xc, ap_get_conn_socket(s->c1), timeout);
+    int maybe_input = h2_x_c1_wait(s->xc, ap_get_conn_socket(s->c1), timeout);
+    /* with SO_RCVLOWAT set, poll() does not see what is below it, which a
+     * read after the wait must take */
+    s->input_drained = !maybe_input && !s->io.lowat;
 }
 
 static void shutdown_graceful(h2_session *s, const char *why)
