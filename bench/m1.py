@@ -16,11 +16,8 @@ import datetime
 import json
 import os
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
-import time
 
 import run as bench
 from run import HttpdInstance, h2load, h2load_measured, log
@@ -29,32 +26,13 @@ CASES = [("h2c", False, False), ("h1", True, False),
          ("h2 TLS", False, True), ("h1 TLS", True, True)]
 
 
-def strace_counts(inst, url, n, h1):
-    """System calls per request (strace -c -f on the children): a profile,
+def strace_counts(inst, name, url, n, h1):
+    """System calls per request (bench/run.py's strace_run): a profile,
     strace slows the server."""
-    out = os.path.join(bench.RUN_DIR, "m1-strace.txt")
-    args = ["strace", "-c", "-f", "-o", out]
-    for p in inst.pids():
-        args += ["-p", str(p)]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
-    r = h2load(url, n=n, c=100, m=1, h1=h1, timeout=300)
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
-    calls = {}
-    with open(out) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 5 and parts[3].isdigit() and parts[-1] != "total":
-                calls[parts[-1]] = int(parts[3])
-    ok = r.get("s2xx") or 1
-    top = sorted(calls.items(), key=lambda kv: -kv[1])[:8]
-    return {"all": sum(calls.values()) / ok,
-            "top": {k: v / ok for k, v in top}}
+    r = bench.strace_run("m1-" + name.replace(" ", "-"), inst, n, h1, c=100, m=1, url=url)
+    per = r.get("per_req", {})
+    top = sorted(per.items(), key=lambda kv: -kv[1])[:8]
+    return {"all": r.get("total_per_req"), "top": dict(top)}
 
 
 def main():
@@ -81,7 +59,7 @@ def main():
                     r.get("ctxsw_per_req", 0)))
         if args.strace and shutil.which("strace"):
             for name, h1, tls in CASES:
-                straced[name] = strace_counts(inst, inst.url("/653b.txt", tls=tls),
+                straced[name] = strace_counts(inst, name, inst.url("/653b.txt", tls=tls),
                                               10000, h1)
     finally:
         inst.stop()

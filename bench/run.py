@@ -947,14 +947,16 @@ def callgrind_total(key, module, n, h1=False, tls=False):
     return res
 
 
-def strace_run(key, inst, n, h1):
+def strace_run(key, inst, n, h1, c=10, m=10, url=None):
+    """System calls of inst's children (strace -c -f) during n requests of
+    h2load -c c -m m on url (the 653-byte file by default)."""
     pids = inst.pids()
     args = ["strace", "-c", "-f", "-o", os.path.join(RUN_DIR, "strace-%s.txt" % key)]
     for p in pids:
         args += ["-p", str(p)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.0)
-    r = h2load(inst.url("/653b.txt"), n=n, c=10, m=10, h1=h1, timeout=120)
+    r = h2load(url or inst.url("/653b.txt"), n=n, c=c, m=m, h1=h1, timeout=300)
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(30)
