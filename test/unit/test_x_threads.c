@@ -66,6 +66,7 @@ struct cstream {
     int body_ended;
     apr_size_t resp_off;
     int got_interim, got_head, got_trailers, got_eos, got_reset;
+    int settled;                     /* its last frame "went out" */
 };
 
 typedef struct conn {
@@ -483,6 +484,11 @@ static int settle(conn *c)
 
     for (st = c->streams; st; st = next) {
         next = st->next;
+        if ((st->got_eos || st->got_reset) && !st->settled && !st->aborted) {
+            /* as frame_sent() on its END_STREAM or RST_STREAM */
+            st->settled = 1;
+            h2_x_c1_settle(st->x);
+        }
         if (st->abort_in && --st->abort_in == 0 && !st->aborted) {
             st->aborted = 1;
             st->busy = h2_x_c1_abort(st->x);
@@ -549,6 +555,7 @@ static int round_io(conn *c)
         h2_x_c1_set_urgency(c->streams->x, (int)xt_below(&c->r, 8));
     }
     moved |= settle(c);
+    h2_x_c1_run_logs(c->xc);        /* as after the session's flush */
     purge(c);
     check_mem(c);
     return moved;
@@ -734,8 +741,7 @@ int main(void)
     s = apr_pcalloc(pchild, sizeof(*s));
     s->log.level = APLOG_WARNING;
     CHECK(h2_hspare_child_init(pchild) == APR_SUCCESS);
-    h2_x_child_init(xt_c2_discard, NULL);   /* as h2_c2.c's child init does (no
-                                             * parked logs here) */
+    h2_x_child_init(xt_c2_discard, xt_c2_log_on_c1);   /* as h2_c2.c's does */
     /* with 0 s, workers above the minimum retire whenever the queue is
      * empty, and threads come and go all through the run; with 1 s they
      * park, and pushes wake them */
@@ -752,15 +758,19 @@ int main(void)
     printf("test_x_threads: %u streams on %u connections in %.1fs: %u reset by the "
            "client, %u torn down, %u taken back; %u ended, %u reset; %u body and %u "
            "room timeouts; %u KB body, %u KB response; %u waits, %u polls; %u "
-           "secondaries made, %u reused\n",
+           "secondaries made, %u reused; %u logs parked, written by %u connection "
+           "threads and %u workers\n",
            xt_st.streams, xt_st.conns, (double)(apr_time_now() - start) / APR_USEC_PER_SEC,
            xt_st.aborts, xt_st.teardowns, xt_st.taken_back, xt_st.eos, xt_st.resets,
            xt_st.body_timeouts, xt_st.room_timeouts, xt_st.body_kb, xt_st.resp_kb,
-           xt_st.waits, xt_st.pollfd_waits, xt_st.c2_made, xt_st.c2_reused);
+           xt_st.waits, xt_st.pollfd_waits, xt_st.c2_made, xt_st.c2_reused,
+           xt_st.parked, xt_st.logs_c1, xt_st.logs_worker);
     CHECK(xt_failures == 0);
     CHECK(xt_log_problems == 0);
     CHECK(xt_st.streams >= 1000 || rounds_max < 1000);
     CHECK(xt_st.streams == started);
+    CHECK(xt_st.parked == xt_st.logs_c1 + xt_st.logs_worker);
+    CHECK(xt_st.logs_c1 > 0 || rounds_max < 1000);
     CHECK(xt_c2_live == 0);
     CHECK(xt_malloc_live() == 0);
     CHECK(count_fds() == fds);

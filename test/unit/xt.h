@@ -115,7 +115,7 @@ void xt_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 typedef struct xt_stats {
     volatile apr_uint32_t streams, conns, teardowns, aborts, body_timeouts,
         room_timeouts, resets, eos, taken_back, c2_made, c2_reused,
-        waits, pollfd_waits, counted;
+        waits, pollfd_waits, counted, parked, logs_c1, logs_worker;
     volatile apr_uint32_t body_kb, resp_kb;
 } xt_stats;
 extern xt_stats xt_st;
@@ -129,6 +129,15 @@ void xt_c2_use(conn_rec *c2);      /* a worker starts with it */
 void xt_c2_unuse(conn_rec *c2);
 void xt_c2_discard(conn_rec *c2);
 extern volatile apr_uint32_t xt_c2_live;
+
+/* A worker parks c2 with its request's log (h2_x_worker_park): marked
+ * before, so that whoever writes the log knows it holds one. The log is
+ * written by the connection thread (xt_c2_log_on_c1, the exchange's from
+ * h2_x_child_init()) or, where the connection is not threaded, by a
+ * worker that takes the parked stream (xt_c2_take_parked() is 1). */
+void xt_c2_park(conn_rec *c2);
+int xt_c2_take_parked(conn_rec *c2);
+void xt_c2_log_on_c1(conn_rec *c2);
 
 /* The fake handler the workers run (xt_worker.c). */
 struct h2_worker;

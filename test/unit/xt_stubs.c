@@ -113,6 +113,7 @@ void h2_fmap_trim(void)
 typedef struct xt_c2 {
     conn_rec c;
     volatile apr_uint32_t in_use;
+    volatile apr_uint32_t parked;
 } xt_c2;
 
 volatile apr_uint32_t xt_c2_live;
@@ -124,6 +125,7 @@ conn_rec *xt_c2_new(void)
     xt_c2 *f = malloc(sizeof(*f));
     if (!f) abort();
     f->in_use = 0;
+    f->parked = 0;
     apr_atomic_inc32(&xt_c2_live);
     apr_atomic_inc32(&xt_st.c2_made);
     return &f->c;
@@ -141,10 +143,34 @@ void xt_c2_unuse(conn_rec *c2)
     apr_atomic_set32(&((xt_c2 *)c2)->in_use, 0);
 }
 
+void xt_c2_park(conn_rec *c2)
+{
+    apr_atomic_set32(&((xt_c2 *)c2)->parked, 1);
+}
+
+int xt_c2_take_parked(conn_rec *c2)
+{
+    return apr_atomic_cas32(&((xt_c2 *)c2)->parked, 0, 1) == 1;
+}
+
+void xt_c2_log_on_c1(conn_rec *c2)
+{
+    if (!xt_c2_take_parked(c2)) {
+        xt_fail("the connection thread was given a secondary without a parked log");
+        return;
+    }
+    xt_c2_use(c2);          /* nobody else may have it meanwhile */
+    apr_atomic_inc32(&xt_st.logs_c1);
+    xt_c2_unuse(c2);
+}
+
 void xt_c2_discard(conn_rec *c2)
 {
     if (apr_atomic_read32(&((xt_c2 *)c2)->in_use)) {
         xt_fail("a secondary connection discarded while a worker uses it");
+    }
+    if (apr_atomic_read32(&((xt_c2 *)c2)->parked)) {
+        xt_fail("a secondary connection discarded with its log unwritten");
     }
     apr_atomic_dec32(&xt_c2_live);
     free(c2);

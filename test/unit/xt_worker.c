@@ -315,6 +315,16 @@ void xt_process(h2_worker *wk, h2_wtask *task)
         h2_x_worker_done(x, NULL);    /* aborted before it started */
         return;
     }
+    if (c2 && xt_c2_take_parked(c2)) {
+        /* a parked log handed back, as c2_process() writes it */
+        xt_c2_use(c2);
+        apr_atomic_inc32(&xt_st.logs_worker);
+        xt_c2_unuse(c2);
+        if ((c2 = h2_x_worker_done(x, c2)) != NULL) {
+            xt_c2_discard(c2);
+        }
+        return;
+    }
     if (c2) apr_atomic_inc32(&xt_st.c2_reused);
     else c2 = xt_c2_new();
     xt_c2_use(c2);
@@ -340,6 +350,18 @@ void xt_process(h2_worker *wk, h2_wtask *task)
     }
     h2_x_worker_count(x, NULL);
     xt_c2_unuse(c2);
+    if (rv == APR_SUCCESS && w.pl.kind == XT_NORMAL && !w.pl.use_pollfd
+        && xt_one_in(&w.r, 2)) {
+        /* as c2_run() does when the response is not out yet: the log
+         * waits for it, the worker goes (its pool held no poll pipe) */
+        xt_c2_park(c2);
+        if (h2_x_worker_park(x, c2)) {
+            apr_atomic_inc32(&xt_st.parked);
+            apr_pool_destroy(w.pool);
+            return;
+        }
+        xt_c2_take_parked(c2);        /* settled meanwhile: logged here */
+    }
     if ((c2 = h2_x_worker_done(x, c2)) != NULL) {
         xt_c2_discard(c2);
     }
