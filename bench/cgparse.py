@@ -119,7 +119,6 @@ def shares(path):
             new[g] = max(0.0, min(1.0, inside / inc))
         ratio = new
     out = {name: 0.0 for name, _ in CLASSES if name != SHARED}
-    out["unattributed shared"] = 0.0
     for key, ir in self_cost.items():
         c = klass(key)
         if c != SHARED:

@@ -24,6 +24,7 @@ import subprocess
 import sys
 
 import cgparse
+import refs
 import run as bench
 from run import callgrind_total, h2load, log, wait_port
 
@@ -38,36 +39,24 @@ COLUMNS = ["mod_h2", "nghttp2", "httpd", "openssl", "unattributed shared", "tota
 
 def nginx_total(n, keep_dir):
     """Ir of one nginx process (master_process off) under callgrind for 200
-    warm-up requests + n, as callgrind_total() does for httpd."""
-    run = os.path.join(bench.RUN_DIR, "cg-nginx")
-    os.makedirs(os.path.join(run, "tmp"), exist_ok=True)
-    conf = os.path.join(run, "nginx.conf")
-    docroot = os.path.join(bench.RUN_DIR, "ours", "htdocs")
-    with open(conf, "w") as f:
-        f.write("""master_process off;
-worker_processes 1;
-daemon off;
-pid {r}/nginx.pid;
-error_log {r}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off; sendfile on; default_type application/octet-stream;
-    client_body_temp_path {r}/tmp/body; proxy_temp_path {r}/tmp/proxy;
-    fastcgi_temp_path {r}/tmp/fcgi; uwsgi_temp_path {r}/tmp/uwsgi;
-    scgi_temp_path {r}/tmp/scgi;
-    server {{ listen 127.0.0.1:{port} http2; root {d}; }}
-}}
-""".format(r=run, port=NGINX_PORT, d=docroot))
+    warm-up requests + n, as callgrind_total() does for httpd: refs.py's
+    nginx configuration, but one process."""
+    ours = os.path.join(bench.RUN_DIR, "ours")
+    nx = refs.Nginx("nginx", os.path.join(ours, "htdocs"),
+                    os.path.join(ours, "ca", "server.pem"),
+                    os.path.join(ours, "ca", "server.key"),
+                    port_base=NGINX_PORT - 80, run_name="cg-nginx")
+    nx.processes = "master_process off;\nworker_processes 1;"
+    os.makedirs(os.path.join(nx.run_dir, "tmp"), exist_ok=True)
     dump = os.path.join(keep_dir, "nginx-%d.out" % n)
     proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--vgdb=no",
-                             "--callgrind-out-file=" + dump, "/usr/sbin/nginx",
-                             "-p", run, "-c", conf],
+                             "--callgrind-out-file=" + dump] + nx.command(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     res = {"dump": dump, "s2xx": 0}
     try:
-        wait_port(NGINX_PORT, 60)
-        url = "http://127.0.0.1:%d/653b.txt" % NGINX_PORT
+        wait_port(nx.h2c_port, 60)
+        url = nx.url("/653b.txt")
         h2load(url, n=200, c=10, m=10, t=1, timeout=120)
         if n:
             res["s2xx"] = h2load(url, n=n, c=10, m=10, t=1, timeout=600).get("s2xx") or 0

@@ -91,6 +91,7 @@ class RefServer:
 
 class Nginx(RefServer):
     http_extra = ""     # more directives for the http block (pageload.py: MIME types)
+    processes = "worker_processes 2;"   # instr.py: one process, for callgrind
 
     def command(self):
         conf = os.path.join(self.run_dir, "nginx.conf")
@@ -98,7 +99,7 @@ class Nginx(RefServer):
         with open(conf, "w") as f:
             f.write("""\
 user root;
-worker_processes 2;
+{processes}
 daemon off;
 pid {r}/nginx.pid;
 error_log {r}/error.log warn;
@@ -117,7 +118,8 @@ http {{
     }}
 }}
 """.format(r=self.run_dir, t=t, h2c=self.h2c_port, tls=self.tls_port, d=self.docroot,
-           cert=self.cert, key=self.key, extra=self.http_extra))
+           cert=self.cert, key=self.key, extra=self.http_extra,
+           processes=self.processes))
         return [NGINX, "-p", self.run_dir, "-c", conf]
 
 
