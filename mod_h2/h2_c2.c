@@ -69,6 +69,13 @@ static apr_socket_t *dummy_socket;
 static apr_thread_mutex_t *shells_mutex;
 static c2_shell *shells;
 static int nshells, shells_keep;
+/* The parent of every shell's pool, a child of the process's pool: a
+ * request's pools descend from the child's process pool as over HTTP/1.1,
+ * so that code walking up to the root (apr-util's driver loader keeps
+ * its mutex and table there) finds the same root as httpd's. Shells are
+ * created and destroyed rarely (they are recycled), so the lock that
+ * linking takes is off the hot path. NULL once it is gone (child exit). */
+static apr_pool_t *shells_root;
 static module *mpm_module;
 static ap_filter_rec_t *c2_in_handle, *c2_out_handle, *ws_no_body_handle;
 /* mod_logio's counter of bytes in (%I), if it is loaded; the one of bytes
@@ -121,7 +128,10 @@ static c2_shell *shell_get(void)
         if (!sh) abort();
         apr_allocator_create(&sh->allocator);
         apr_allocator_max_free_set(sh->allocator, h2_util_max_free(H2_C2_MAX_FREE));
-        apr_pool_create_unmanaged_ex(&sh->pool, NULL, sh->allocator);
+        if (apr_pool_create_ex(&sh->pool, shells_root, NULL, sh->allocator)
+            != APR_SUCCESS) {
+            abort();
+        }
         apr_allocator_owner_set(sh->allocator, sh->pool);
         apr_pool_tag(sh->pool, "h2_c2");
     }
@@ -131,6 +141,10 @@ static c2_shell *shell_get(void)
 
 static void shell_put(c2_shell *sh)
 {
+    if (!shells_root) {
+        /* the child is exiting and its pools are gone, this one with them */
+        return;
+    }
     apr_pool_clear(sh->pool);
     apr_thread_mutex_lock(shells_mutex);
     if (nshells < shells_keep) {
@@ -506,15 +520,48 @@ static void c2_process(h2_worker *wk, h2_wtask *task)
     }
 }
 
+/* Before the root's children go: the idle shells' pools with their
+ * records; the ones in use go with the root (their workers were joined
+ * before, as the workers' pool is younger and goes first). */
 static apr_status_t shells_cleanup(void *data)
 {
     c2_shell *sh;
+
+    apr_thread_mutex_lock(shells_mutex);
     while ((sh = shells) != NULL) {
         shells = sh->next;
         apr_pool_destroy(sh->pool);
         free(sh);
     }
     nshells = 0;
+    shells_root = NULL;
+    apr_thread_mutex_unlock(shells_mutex);
+    return APR_SUCCESS;
+}
+
+static apr_status_t shells_root_create(apr_pool_t *pchild)
+{
+    apr_allocator_t *allocator;
+    apr_thread_mutex_t *mutex;
+    apr_status_t rv;
+
+    /* its own allocator, with a mutex: shells are linked into it from any
+     * worker, and pchild's allocator may have none */
+    if ((rv = apr_allocator_create(&allocator)) != APR_SUCCESS) {
+        return rv;
+    }
+    if ((rv = apr_pool_create_ex(&shells_root, pchild, NULL, allocator)) != APR_SUCCESS) {
+        apr_allocator_destroy(allocator);
+        return rv;
+    }
+    apr_allocator_owner_set(allocator, shells_root);
+    if ((rv = apr_thread_mutex_create(&mutex, APR_THREAD_MUTEX_DEFAULT,
+                                      shells_root)) != APR_SUCCESS) {
+        return rv;
+    }
+    apr_allocator_mutex_set(allocator, mutex);
+    apr_pool_tag(shells_root, "h2_c2_shells");
+    apr_pool_pre_cleanup_register(shells_root, NULL, shells_cleanup);
     return APR_SUCCESS;
 }
 
@@ -537,7 +584,11 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
      * primary does */
     mpm_module = ap_find_linked_module(apr_pstrcat(pchild, ap_show_mpm(), ".c", NULL));
     h2_config_workers(s, &minw, &maxw, &idle);
-    apr_pool_cleanup_register(pchild, NULL, shells_cleanup, apr_pool_cleanup_null);
+    /* before the workers' pool: pchild's children go youngest first, so
+     * the workers are joined before the shells they may still use go */
+    if ((rv = shells_root_create(pchild)) != APR_SUCCESS) {
+        return rv;
+    }
     /* a child process never unloads us; glibc drops the handler with the
      * module should it ever be unloaded */
     pthread_atfork(NULL, NULL, c2_after_fork_in_child);
