@@ -463,56 +463,53 @@ static void small_limits_request(h2_req_head *h)
     ADD(h, ":path", "/");
 }
 
+#define BIG "0123456789012345678901234567890"     /* over 20 with any name */
+
+/* n fields named <prefix><i> with value v; the result of the last. */
+static h2_hdr_result add_fields(h2_req_head *h, const char *prefix, int n, const char *v)
+{
+    char name[16];
+    h2_hdr_result res = H2_HDR_OK;
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        apr_snprintf(name, sizeof(name), "%s%d", prefix, i);
+        res = ADD(h, name, v);
+    }
+    return res;
+}
+
 static void test_a_hundred_refused_fields_are_answered_more_are_reset(void)
 {
     h2_req_head h;
-    char name[16];
-    int i, status = 0;
+    int status = 0;
 
     /* each over LimitRequestFieldSize: 100 get 431, the 101st a reset */
     small_limits_request(&h);
-    for (i = 0; i < 100; ++i) {
-        apr_snprintf(name, sizeof(name), "x-%d", i);
-        ADD(&h, name, "0123456789012345678901234567890");
-    }
+    add_fields(&h, "x-", 100, BIG);
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_FIELD_TOO_LARGE);
     CHECK(h.nrefused == 100);
-    CHECK(ADD(&h, "x-last", "0123456789012345678901234567890") == H2_HDR_ERR_REFUSED_MANY);
+    CHECK(ADD(&h, "x-last", BIG) == H2_HDR_ERR_REFUSED_MANY);
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_REFUSED_MANY);
     CHECK(!h2_hdr_result_as_status(h.error, &status));
 
     /* past LimitRequestFields (10): 100 more are answered, one more not */
     small_limits_request(&h);
-    for (i = 0; i < 110; ++i) {
-        apr_snprintf(name, sizeof(name), "x-%d", i);
-        ADD(&h, name, "1");
-    }
+    add_fields(&h, "x-", 110, "1");
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_TOO_MANY);
     CHECK(ADD(&h, "x-last", "1") == H2_HDR_ERR_FIELDS_FLOOD);
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_FIELDS_FLOOD);
 
     /* a field both past the count and over the size is refused once */
     small_limits_request(&h);
-    for (i = 0; i < 10; ++i) {
-        apr_snprintf(name, sizeof(name), "x-%d", i);
-        ADD(&h, name, "1");
-    }
-    for (i = 0; i < 100; ++i) {
-        apr_snprintf(name, sizeof(name), "y-%d", i);
-        ADD(&h, name, "0123456789012345678901234567890");
-    }
+    add_fields(&h, "x-", 10, "1");
+    add_fields(&h, "y-", 100, BIG);
     CHECK(h.nrefused == 100 && h.error == H2_HDR_ERR_FIELD_TOO_LARGE);
 
     /* fields refused for their size do not count toward the 10 */
     small_limits_request(&h);
-    for (i = 0; i < 100; ++i) {
-        apr_snprintf(name, sizeof(name), "y-%d", i);
-        ADD(&h, name, "0123456789012345678901234567890");
-    }
-    for (i = 0; i < 10; ++i) {
-        apr_snprintf(name, sizeof(name), "x-%d", i);
-        CHECK(ADD(&h, name, "1") == H2_HDR_ERR_FIELD_TOO_LARGE);
-    }
+    add_fields(&h, "y-", 100, BIG);
+    CHECK(add_fields(&h, "x-", 10, "1") == H2_HDR_ERR_FIELD_TOO_LARGE);
     CHECK(h.nrefused == 100);
     CHECK(ADD(&h, "x-11", "1") == H2_HDR_ERR_REFUSED_MANY);
 }
@@ -520,38 +517,35 @@ static void test_a_hundred_refused_fields_are_answered_more_are_reset(void)
 static void test_malformed_after_a_limit_is_malformed(void)
 {
     h2_req_head h;
-    int i;
 
     /* a value with DEL after a field over the size */
     small_limits_request(&h);
-    CHECK(ADD(&h, "x-big", "0123456789012345678901234567890") == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(ADD(&h, "x-big", BIG) == H2_HDR_ERR_FIELD_TOO_LARGE);
     CHECK(ADD(&h, "x-del", "a\x7f") == H2_HDR_ERR_VALUE);
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_VALUE);
     /* a name in capitals, a connection-specific field, a late pseudo-header */
     small_limits_request(&h);
-    ADD(&h, "x-big", "0123456789012345678901234567890");
+    ADD(&h, "x-big", BIG);
     CHECK(ADD(&h, "X-Up", "1") == H2_HDR_ERR_NAME && h.error == H2_HDR_ERR_NAME);
     small_limits_request(&h);
-    ADD(&h, "x-big", "0123456789012345678901234567890");
+    ADD(&h, "x-big", BIG);
     ADD(&h, "connection", "close");
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_CONN_SPECIFIC);
     small_limits_request(&h);
-    ADD(&h, "x-big", "0123456789012345678901234567890");
+    ADD(&h, "x-big", BIG);
     ADD(&h, ":foo", "1");
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_PSEUDO_LATE);
     /* a :path missing at the end */
     h2_req_head_init(&h, pool, &limits);
     ADD(&h, ":method", "GET");
     ADD(&h, ":scheme", "https");
-    ADD(&h, "x-big", "0123456789012345678901234567890");
+    ADD(&h, "x-big", BIG);
     h.limits.max_field_len = 20;
-    CHECK(ADD(&h, "x-big2", "0123456789012345678901234567890") == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(ADD(&h, "x-big2", BIG) == H2_HDR_ERR_FIELD_TOO_LARGE);
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_PSEUDO_MISSING);
     /* once reset, the first reason stays */
     small_limits_request(&h);
-    for (i = 0; i < 101; ++i) {
-        ADD(&h, "x-big", "0123456789012345678901234567890");
-    }
+    add_fields(&h, "x-", 101, BIG);
     ADD(&h, "x-del", "a\x7f");
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_REFUSED_MANY);
 }
