@@ -285,12 +285,24 @@ static int answered(h2_hdr_result res)
     return h2_hdr_result_as_status(res, &status);
 }
 
+/* Which of two errors a head is answered for, as stock decides: a reset
+ * over any status (nghttp2 refuses a malformed head before stock looks
+ * at its limits, and a head far beyond them gets no answer at all), a
+ * field's 431 over a pseudo-header's 414 or 501. */
+static int rank(h2_hdr_result res)
+{
+    if (res == H2_HDR_OK) {
+        return 0;
+    }
+    if (!answered(res)) {
+        return 3;
+    }
+    return (res == H2_HDR_ERR_LINE_TOO_LONG || res == H2_HDR_ERR_PROTOCOL_UNKNOWN)? 1 : 2;
+}
+
 static h2_hdr_result fail(h2_req_head *h, h2_hdr_result res)
 {
-    /* a limit's answer gives way to a reset: nghttp2 refuses a malformed
-     * head before stock looks at its limits, and a head far beyond them
-     * gets no answer at all */
-    if (h->error == H2_HDR_OK || (answered(h->error) && !answered(res))) {
+    if (rank(res) > rank(h->error)) {
         h->error = res;
     }
     return res;
@@ -396,11 +408,12 @@ void h2_req_head_release(h2_req_head *h)
 
 static h2_hdr_result too_large(h2_req_head *h, const char *name, apr_size_t nlen)
 {
-    if (h->error == H2_HDR_OK) {
+    fail(h, H2_HDR_ERR_FIELD_TOO_LARGE);
+    if (h->error == H2_HDR_ERR_FIELD_TOO_LARGE && !h->error_field) {
         /* enough of the name for the log line */
         h->error_field = apr_pstrmemdup(h->pool, name, nlen > 64? 64 : nlen);
     }
-    return fail(h, H2_HDR_ERR_FIELD_TOO_LARGE);
+    return H2_HDR_ERR_FIELD_TOO_LARGE;
 }
 
 /* The length of "name: v1, v2, ..." once httpd merges the fields of

@@ -158,6 +158,13 @@ def test_pseudo_header_over_request_line_limit_gets_414(env, small_limits, field
     assert_answered(c, 414)
 
 
+def test_field_over_field_size_after_a_long_path_gets_431(env, small_limits):
+    """A :path over LimitRequestLine, then a field over
+    LimitRequestFieldSize: the field's 431, as stock answers."""
+    c = send_head(env, lambda c: request_headers(c, "/" + "p" * 60, extra=over_size(1)))
+    assert_answered(c, 431)
+
+
 @pytest.mark.parametrize("order", ["method-last", "authority"])
 def test_pseudo_header_over_request_line_limit_in_other_places(env, small_limits, order):
     """A :method over the limit sent last, or an :authority over it: ours

@@ -437,6 +437,16 @@ static void test_request_line_limit_bounds_each_pseudo_header(void)
     ADD(&h, ":path", "/");
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_LINE_TOO_LONG);
     CHECK(h2_hdr_result_as_status(h.error, &status) && status == 414);
+    /* a field over LimitRequestFieldSize after it: 431, as stock */
+    h2_req_head_init(&h, pool, &small);
+    h.limits.max_field_len = 10;
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/123456789012345678901234567890");
+    CHECK(ADD(&h, "x-small", "1") == H2_HDR_ERR_LINE_TOO_LONG);
+    CHECK(ADD(&h, "x-big", "12345") == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(!strcmp(h.error_field, "x-big"));
     /* a method over it is no request: reset, no answer */
     h2_req_head_init(&h, pool, &small);
     CHECK(ADD(&h, ":method", "ABCDEFGHIJABCDEFGHIJABCDEFGHIJK")
