@@ -169,10 +169,11 @@ def test_field_over_field_size_after_a_long_path_gets_431(env, small_limits):
 def test_pseudo_header_over_request_line_limit_in_other_places(env, small_limits, order):
     """A :method over the limit sent last, or an :authority over it: ours
     resets the stream (INTERNAL_ERROR) as for a :method sent first, and
-    answers 414 for the :authority. Stock's child process crashes on both
-    (the connection closes without a GOAWAY): docs/migration.md."""
+    answers 414 for the :authority. Stock closes the connection on both
+    without a GOAWAY (its child crashes with SIGSEGV on the first):
+    docs/migration.md."""
     if env.module == "stock":
-        pytest.skip("stock's child crashes (SIGSEGV) on these heads")
+        pytest.skip("stock closes the connection (SIGSEGV on a late :method)")
     if order == "method-last":
         def fields(c):
             h = request_headers(c, "/1k.txt", method="M" * 60)
