@@ -617,9 +617,10 @@ static int c2_directory_settings(request_rec *r)
     return DECLINED;
 }
 
-/* The promises of r's H2PushResource paths, when it may push, into it;
- * 1 if there are any. They go before the 103 that links to them (RFC
- * 9113 8.4: a client must not ask for them itself first). */
+/* The promises of r's location's paths (H2PushResource, H2EarlyHint
+ * preload links), when it may push, into it; 1 if there are any. They go
+ * before the 103 that links to them (RFC 9113 8.4: a client must not ask
+ * for them itself first), and the 103 says push-policy, as stock's does. */
 static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
                       h2_c2_item *it)
 {
@@ -628,8 +629,12 @@ static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
 
     if (!c2_may_push(ctx->c2, &scheme, &authority)
         || h2_config_rget(r, H2_CONF_PUSH) != 1
-        || !(t = h2_response_push_fields(r, h2_config_push_resources(r), hint_fields))) {
+        || !(t = h2_response_push_fields(r, h2_response_config_pushes(r, scheme, authority),
+                                         hint_fields))) {
         return 0;
+    }
+    if (!apr_table_get(hint_fields, "push-policy")) {
+        apr_table_setn(hint_fields, "push-policy", "default");
     }
     h2_c2_item_init(it, H2_HC_PUSH, 0);
     it->fields = t;
@@ -637,27 +642,22 @@ static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
     return 1;
 }
 
-/* H2EarlyHint fields go out as a 103 before the handler runs, so that a
- * browser can start fetching while the response is being made; the
- * location's H2PushResource paths are promised before it. */
+/* H2EarlyHint fields and a preload Link for each H2PushResource go out as
+ * a 103 before the handler runs, so that a browser can start fetching
+ * while the response is being made; the paths pushed are promised before
+ * it. */
 static int c2_early_hints(request_rec *r)
 {
     h2_c2_ctx *ctx;
-    apr_array_header_t *hints;
     apr_table_t *fields;
     h2_c2_item it[2];
-    int i, n;
+    int n;
 
     if (r->main || r->prev || !r->connection->master
         || !(ctx = h2_c2_ctx_get(r->connection)) || !ctx->x || ctx->seen_head
         || h2_config_rget(r, H2_CONF_EARLY_HINTS) != 1
-        || !(hints = h2_config_early_hints(r)) || hints->nelts < 2) {
+        || !(fields = h2_response_hint_fields(r))) {
         return DECLINED;
-    }
-    fields = apr_table_make(r->pool, hints->nelts / 2);
-    for (i = 0; i + 1 < hints->nelts; i += 2) {
-        apr_table_add(fields, APR_ARRAY_IDX(hints, i, const char *),
-                      APR_ARRAY_IDX(hints, i + 1, const char *));
     }
     n = early_push(ctx, r, fields, &it[0]);
     h2_c2_item_init(&it[n], H2_HC_INTERIM, HTTP_EARLY_HINTS);
