@@ -9,7 +9,7 @@
 #    here nor used), and what building the Debian package needs
 #    (test/test_debian_package.py)
 #  - chromium (optional, for the browser tests; a failure only warns)
-#  - the Python modules h2, pytest and websocket-client for $PYTHON (default: python3 on PATH,
+#  - the Python modules h2, pytest, pytest-xdist and websocket-client for $PYTHON (default: python3 on PATH,
 #    which may be a pyenv interpreter that does not see Debian's packages)
 #  - h2spec, via `go install`, unless already on PATH or in $(go env GOPATH)/bin
 #
@@ -90,6 +90,8 @@ pip_install() {
 }
 "$PYTHON" -c 'import h2, hpack, hyperframe' >/dev/null 2>&1 || pip_install h2 hyperframe hpack
 "$PYTHON" -m pytest --version >/dev/null 2>&1 || pip_install pytest
+# the test command runs the suite's files on parallel workers
+"$PYTHON" -c 'import xdist' >/dev/null 2>&1 || pip_install pytest-xdist
 # the DevTools client of test/test_browser.py
 "$PYTHON" -c 'import websocket' >/dev/null 2>&1 || pip_install websocket-client
 # the WebSocket backend and client framing of test/test_websockets.py

@@ -14,7 +14,15 @@ import subprocess
 
 import pytest
 
-from h2env import H2TestEnv
+from h2env import H2TestEnv, shift_for_worker
+
+# under pytest-xdist, each worker's instances get ports and a run dir of
+# their own (before any test module reads the settings)
+WORKER = shift_for_worker()
+
+# Files that must not run beside each other: both install or build
+# Debian packages on the machine (dpkg's lock, /etc/apache2).
+SERIAL_SCOPES = {"test_debian_package.py": "debian", "test_install_debian.py": "debian"}
 
 # lines printed in pytest's terminal summary (e.g. h2spec counts)
 REPORT_LINES = []
@@ -89,6 +97,59 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.section("mod_h2 report")
         for line in REPORT_LINES:
             terminalreporter.write_line(line)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # an xdist worker hands its report lines to the controller
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["h2_report"] = list(REPORT_LINES)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    REPORT_LINES.extend(getattr(node, "workeroutput", {}).get("h2_report", []))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """A file's tests stay on one worker (its module fixtures, its
+    configuration of the instance), the files of SERIAL_SCOPES on the
+    same one."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        ordered = False
+
+        def _split_scope(self, nodeid):
+            path = nodeid.split("::", 1)[0]
+            return SERIAL_SCOPES.get(os.path.basename(path), path)
+
+        def _assign_work_unit(self, node):
+            # xdist queues the files with most tests first; the longest
+            # ones go ahead of them (a stable sort keeps xdist's order
+            # among the rest)
+            if not self.ordered:
+                queue = sorted(self.workqueue.items(), key=lambda kv: long_first(kv[0]))
+                self.workqueue.clear()
+                self.workqueue.update(queue)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return FileScheduling(config, log)
+
+
+# The longest files, started first so that no worker is left with one of
+# them at the end (xdist hands out files in collection order); the
+# Debian package's build alone takes minutes.
+LONG_FIRST = ["test_debian_package.py", "test_install_debian.py", "test_app_slow_uploads.py",
+              "test_app_stalled_upload_timeout.py", "test_load.py", "test_attacks.py",
+              "test_fuzz_corpora.py", "test_faults.py"]
+
+
+def long_first(scope):
+    """Sort key of a scope (a file's path, or a SERIAL_SCOPES name)."""
+    names = [os.path.basename(scope)] + [f for f, s in SERIAL_SCOPES.items() if s == scope]
+    return min([LONG_FIRST.index(n) for n in names if n in LONG_FIRST] or [len(LONG_FIRST)])
 
 
 def pytest_collection_modifyitems(config, items):

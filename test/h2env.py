@@ -50,6 +50,38 @@ LOG_PROBLEM_PATTERNS = [
 STARTED = []
 
 
+# pytest-xdist: worker gwN's instances sit on the port base plus N times
+# this (each instance uses offsets below 1000, test_deploy.py's topology
+# 4000 up), in run dirs of their own
+WORKER_PORT_STEP = 1000
+# the most workers `finish` looks for
+MAX_WORKERS = 8
+
+
+def worker_index():
+    """N in pytest-xdist's worker gwN, 0 outside xdist."""
+    w = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(w[2:]) if w.startswith("gw") and w[2:].isdigit() else 0
+
+
+def shift_for_worker():
+    """In worker gwN (N > 0): move this process's test settings by N port
+    steps, before anything reads them, so that workers share no port and
+    no run dir. Returns N."""
+    n = worker_index()
+    if n == 0 or os.environ.get("H2_TEST_WORKER_SHIFTED"):
+        return n
+    base = int(os.environ.get("H2_TEST_PORT_BASE") or DEFAULT_TEST_PORT_BASE)
+    os.environ["H2_TEST_PORT_BASE"] = str(base + n * WORKER_PORT_STEP)
+    if os.environ.get("H2_TEST_PORT_BASE2"):
+        os.environ["H2_TEST_PORT_BASE2"] = str(int(os.environ["H2_TEST_PORT_BASE2"])
+                                               + n * WORKER_PORT_STEP)
+    if os.environ.get("H2_TEST_RUN_DIR"):
+        os.environ["H2_TEST_RUN_DIR"] += "-gw%d" % n
+    os.environ["H2_TEST_WORKER_SHIFTED"] = "1"
+    return n
+
+
 def run_dir_for(port_base):
     """The default runtime dir of a test instance on `port_base`."""
     suffix = os.environ.get("H2_SANITIZE", "")
@@ -335,23 +367,40 @@ def second_port_base(first_base):
     return int(os.environ.get("H2_TEST_PORT_BASE2") or first_base + 500)
 
 
-def finish(argv):
-    """`python3 test/h2env.py finish [--reports]`, run by sandbox/Makefile
-    after pytest: stop the test instances pytest may have left running;
-    with --reports print the sanitizer reports of the whole run and exit 1
-    if there are any."""
+def instances_of(port_base, run_dir=None):
+    """The sandboxes a test process on `port_base` may have left: its own,
+    test_load.py's second one, test_php_prefork.py's."""
     first = H2TestEnv()
-    dirs = [first.sandbox]
-    second = run_dir_for(second_port_base(first.port_base))
+    dirs = [Sandbox(run_dir=run_dir or run_dir_for(port_base), port_base=port_base,
+                    mpm=first.mpm, module=first.module)]
+    # (H2_TEST_PORT_BASE2 moves with the worker as the first base does)
+    second_base = second_port_base(first.port_base) + port_base - first.port_base
+    second = run_dir_for(second_base)
     if os.path.exists(os.path.join(second, "sandbox.json")):
-        dirs.append(Sandbox(run_dir=second, port_base=second_port_base(first.port_base),
+        dirs.append(Sandbox(run_dir=second, port_base=second_base,
                             mpm=first.mpm, module=first.module))
     # test_php_prefork.py's prefork + mod_php instance (ports base+90/91)
-    php = run_dir_for(first.port_base) + "-php"
+    php = run_dir_for(port_base) + "-php"
     if os.path.exists(os.path.join(php, "sandbox.json")):
-        dirs.append(Sandbox(run_dir=php, http_port=first.port_base + 90,
-                            https_port=first.port_base + 91, mpm="prefork",
+        dirs.append(Sandbox(run_dir=php, http_port=port_base + 90,
+                            https_port=port_base + 91, mpm="prefork",
                             module=first.module))
+    return dirs
+
+
+def finish(argv):
+    """`python3 test/h2env.py finish [--reports]`, run by sandbox/Makefile
+    after pytest: stop the test instances pytest may have left running,
+    those of every pytest-xdist worker too; with --reports print the
+    sanitizer reports of the whole run and exit 1 if there are any."""
+    first = H2TestEnv()
+    dirs = instances_of(first.port_base, first.run_dir)
+    for n in range(1, MAX_WORKERS):
+        base = first.port_base + n * WORKER_PORT_STEP
+        run_dir = (os.environ["H2_TEST_RUN_DIR"] + "-gw%d" % n
+                   if os.environ.get("H2_TEST_RUN_DIR") else run_dir_for(base))
+        if os.path.exists(os.path.join(run_dir, "sandbox.json")):
+            dirs += instances_of(base, run_dir)
     for sb in dirs:
         try:
             sb.stop()
