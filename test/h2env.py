@@ -186,8 +186,8 @@ class H2TestEnv:
             found += sb.sanitizer_reports(sb.reports_seen)
         return found
 
-    def stop(self):
-        self.sandbox.stop()
+    def stop(self, graceful=False):
+        self.sandbox.stop(graceful=graceful)
 
     def restart(self):
         self.sandbox.restart()

@@ -120,7 +120,7 @@ def debian_env(env):
     yield e
     if e.sandbox.is_running():
         e.stop()
-    # crashed children at shutdown are the subject of the last test below
+    # httpd's race at an ungraceful stop (see burst_then_stop below)
     e.ignore_log(r"child pid \d+ exit signal")
     # At the instance's stop the event MPM closes the sockets of the
     # connections its workers hold (strace: the child's main thread closes
@@ -282,23 +282,20 @@ def test_debian_mpm_burst_over_400_idle_connections_gets_all_answers(debian_env,
 
 # httpd's own: at an ungraceful stop, the child's main thread closes the
 # sockets its workers hold (event.c, close_worker_sockets() ->
-# close_socket_at() -> apr_os_sock_get()) while a worker that has just
-# finished a connection (here: the lingering closes of the connections the
-# clients closed a moment before) has already released its pool, which
-# held the socket; Debian's APR unmaps freed pool memory, so the main
-# thread reads unmapped memory. Core dumps of httpd 2.4.71 show the same
-# stack with this module, with Debian's mod_http2 and with no HTTP/2
-# module at all (the test after this one); about one child in three
-# rounds of 400 connections, whatever the module.
-HTTPD_STOP_RACE = (
-    "httpd mpm_event (2.4.71): close_worker_sockets() at an ungraceful stop "
-    "reads a worker's socket after the worker released the connection's "
-    "pool (SIGSEGV in apr_os_sock_get); happens without any HTTP/2 module "
-    "(test_httpd_children_crash_at_stop_after_a_burst_without_http2)")
-CRASH_ROUNDS = 3
+# close_socket_at() -> apr_os_sock_get(), seen in the disassembly of
+# Debian's mod_mpm_event.so 2.4.71) while a worker that has just finished
+# a connection (here: the lingering closes of the connections the clients
+# closed a moment before) has already released the pool that held the
+# socket. Core dumps show the same stack with this module, with Debian's
+# mod_http2 and with no HTTP/2 module at all. How often depends on the
+# timing: on an idle machine nearly every round of 400 connections, with
+# two CPU-bound processes beside it one round in three without HTTP/2
+# and none of four with mod_h2; so no strict xfail can state it. A
+# graceful stop does not close the workers' sockets and never crashed.
+STOP_RACE_BUDGET = 60       # seconds of rounds to see it without HTTP/2
 
 
-def burst_then_stop(e, how):
+def burst_then_stop(e, how, graceful):
     """BURST connections with a request of /1k.txt each (HTTP/1.1
     keep-alive for how="http1"), closed by the client, then the instance
     stopped at once: the children that died by a signal."""
@@ -316,42 +313,35 @@ def burst_then_stop(e, how):
     finally:
         for c in conns:
             c.close()
-    e.stop()
+    e.stop(graceful=graceful)
     crashes = [line for line in e.log_problems() if "exit signal" in line]
     e.mark_log_checked()
     return crashes
 
 
-@pytest.mark.xfail(strict=True, reason=HTTPD_STOP_RACE)
-def test_debian_mpm_instance_stops_without_crashed_children(debian_env):
-    """After the load above, and after up to CRASH_ROUNDS more bursts."""
+def test_debian_mpm_instance_stops_gracefully_without_crashed_children(debian_env):
+    """After the load above and another burst, a graceful stop: every
+    child exits by itself."""
     e = debian_env
-    e.stop()
-    crashes = [line for line in e.log_problems() if "exit signal" in line]
-    e.mark_log_checked()
-    for _ in range(CRASH_ROUNDS - 1):
-        if crashes:
-            break
-        e.start()
-        crashes = burst_then_stop(e, "h2c")
-    assert crashes == []
+    assert burst_then_stop(e, "h2c", graceful=True) == []
 
 
-def test_httpd_children_crash_at_stop_after_a_burst_without_http2(env, debian_env):
-    """The race of HTTPD_STOP_RACE without any HTTP/2 module: HTTP/1.1
-    bursts on an instance without one, each stopped at once; a child dies
-    by SIGSEGV within CRASH_ROUNDS rounds. Once httpd fixes it, this
-    fails: then the strict xfail above goes too."""
+def test_httpd_children_crash_at_an_ungraceful_stop_without_http2(env, debian_env):
+    """The race above without any HTTP/2 module: HTTP/1.1 bursts on an
+    instance without one, each followed by an ungraceful stop, until a
+    child dies by SIGSEGV (within STOP_RACE_BUDGET). The suite therefore
+    ignores crashed children at the ungraceful stop of test_load's second
+    instance (debian_env). Once httpd is fixed, this fails: then that
+    exception goes too."""
     if debian_env.sandbox.is_running():
         debian_env.stop()       # same ports
     e = SecondEnv(env, module="none")
     crashes = []
+    deadline = time.monotonic() + STOP_RACE_BUDGET
     try:
-        for _ in range(CRASH_ROUNDS):
+        while not crashes and time.monotonic() < deadline:
             e.start()
-            crashes = burst_then_stop(e, "http1")
-            if crashes:
-                break
+            crashes = burst_then_stop(e, "http1", graceful=False)
     finally:
         if e.sandbox.is_running():
             e.stop()
