@@ -343,9 +343,11 @@ def finish(argv):
     first = H2TestEnv()
     dirs = [first.sandbox]
     second = run_dir_for(second_port_base(first.port_base))
-    if os.path.exists(os.path.join(second, "sandbox.json")):
-        dirs.append(Sandbox(run_dir=second, port_base=second_port_base(first.port_base),
-                            mpm=first.mpm, module=first.module))
+    # test_load.py's second instance, and its variant without HTTP/2
+    for run_dir, module in ((second, first.module), (second + "-none", "none")):
+        if os.path.exists(os.path.join(run_dir, "sandbox.json")):
+            dirs.append(Sandbox(run_dir=run_dir, port_base=second_port_base(first.port_base),
+                                mpm=first.mpm, module=module))
     # test_php_prefork.py's prefork + mod_php instance (ports base+90/91)
     php = run_dir_for(first.port_base) + "-php"
     if os.path.exists(os.path.join(php, "sandbox.json")):
