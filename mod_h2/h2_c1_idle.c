@@ -16,6 +16,7 @@
  * and graceful stops. */
 
 #include <poll.h>
+#include <unistd.h>
 #include <apr_portable.h>
 #include <apr_thread_proc.h>
 #include <apr_thread_mutex.h>
@@ -38,9 +39,34 @@ static struct {
     apr_thread_t *thread;
     h2_c1_idler *first;         /* parked connections */
     apr_time_t wakes_at;        /* the reaper's next own wakeup, 0: none */
+    int retiring;               /* stopping gracefully, no restart */
     int stopping;
     int shutdown;
 } idle;
+
+/* How often a retiring child looks whether its siblings stop too. */
+#define H2_IDLE_SIBLINGS_CHECK apr_time_from_msec(100)
+
+/* 1 when no other child is still serving: a graceful stop of the whole
+ * server (`-k graceful-stop`), which, unlike a spare child retired, tells
+ * every child at once and changes no generation. */
+static int siblings_all_quiescing(void)
+{
+    int i, limit = 0;
+    pid_t me = getpid();
+
+    if (!ap_scoreboard_image
+        || ap_mpm_query(AP_MPMQ_HARD_LIMIT_DAEMONS, &limit) != APR_SUCCESS) {
+        return 0;
+    }
+    for (i = 0; i < limit; i++) {
+        process_score *ps = ap_get_scoreboard_process(i);
+        if (ps->pid && ps->pid != me && !ps->quiescing) {
+            return 0;
+        }
+    }
+    return 1;
+}
 
 static void unlink_locked(h2_c1_idler *s)
 {
@@ -87,6 +113,9 @@ static void *APR_THREAD_FUNC reaper(apr_thread_t *thread, void *data)
         apr_time_t now = apr_time_now(), next = 0;
         h2_c1_idler *s = idle.first, *n;
 
+        if (idle.retiring && !idle.stopping && siblings_all_quiescing()) {
+            idle.stopping = 1;
+        }
         for (; s; s = n) {
             n = s->next;
             if (!idle.stopping && s->deadline <= now && has_input(s)) {
@@ -101,6 +130,10 @@ static void *APR_THREAD_FUNC reaper(apr_thread_t *thread, void *data)
             else if (!next || s->deadline < next) {
                 next = s->deadline;
             }
+        }
+        if (idle.retiring && !idle.stopping
+            && (!next || next > now + H2_IDLE_SIBLINGS_CHECK)) {
+            next = now + H2_IDLE_SIBLINGS_CHECK;
         }
         idle.wakes_at = next;
         if (next) {
@@ -202,10 +235,16 @@ void h2_c1_idle_child_stopping(apr_pool_t *pchild, int graceful)
     if (graceful && ap_scoreboard_image
         && ap_mpm_query(AP_MPMQ_GENERATION, &gen) == APR_SUCCESS
         && ap_scoreboard_image->global->running_generation == gen) {
-        /* No restart: the MPM retires a spare child. Its idle connections
-         * need not go now (clients would lose them for nothing); the idle
-         * timer closes them after KeepAliveTimeout, and busy ones say
-         * GOAWAY when their streams are done. */
+        /* No restart: the MPM retires a spare child, or the whole server
+         * stops gracefully. A retired child's idle connections need not go
+         * now (clients would lose them for nothing); the idle timer closes
+         * them after KeepAliveTimeout, and busy ones say GOAWAY when their
+         * streams are done. Once every other child stops too, it is the
+         * server's stop: they go at once, as HTTP/1.1's idle ones do. */
+        apr_thread_mutex_lock(idle.mutex);
+        idle.retiring = 1;
+        apr_thread_cond_signal(idle.cond);
+        apr_thread_mutex_unlock(idle.mutex);
         return;
     }
     apr_thread_mutex_lock(idle.mutex);

@@ -463,11 +463,7 @@ static int on_frame_recv(nghttp2_session *ngh, const nghttp2_frame *frame,
         h2_session_transit(s, H2_SEV_CLIENT_GOAWAY);
         break;
     case NGHTTP2_PING:
-        if ((frame->hd.flags & NGHTTP2_FLAG_ACK)
-            && !memcmp(frame->ping.opaque_data, H2_STOP_PING, 8)) {
-            s->stop_ping_acked = 1;
-        }
-        else if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
+        if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
             h2_session_recv_window_rtt_acked(s, frame->ping.opaque_data);
         }
         break;

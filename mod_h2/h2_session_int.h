@@ -48,7 +48,7 @@
 /* How far a session is in stopping; it only goes forward. */
 typedef enum {
     H2_STOP_NONE,      /* serving */
-    H2_STOP_NOTICE,    /* shutdown notice and PING out, streams still taken */
+    H2_STOP_NOTICE,    /* shutdown notice out, streams still taken */
     H2_STOP_GOAWAY,    /* final GOAWAY submitted: no new streams */
     H2_STOP_CLOSE,     /* GOAWAY for an error: close once it is out */
     H2_STOP_CLOSED,    /* the last frame is written: nothing may follow */
@@ -91,8 +91,7 @@ struct h2_session {
     struct h2_stream *new_first, *new_last;   /* to be scheduled */
     struct h2_stream *purge;        /* closed, to be freed next round */
     h2_stop_phase stop;             /* how far it is in stopping */
-    apr_time_t stop_notice_at;      /* shutdown notice and PING sent at */
-    int stop_ping_acked;            /* the client answered that PING */
+    apr_time_t stop_final_at;       /* shutdown notice out: final GOAWAY due */
     int settings_patched;           /* our limit is in the SETTINGS sent */
     int ngh_flooded;                /* nghttp2 refuses to queue more */
     int refusals_not_faults;        /* REFUSED_STREAMs not to count */
@@ -140,10 +139,13 @@ struct h2_session {
 /* How often a connection thread that waits on workers looks at the MPM,
  * so that a graceful stop is noticed. */
 #define H2_WAIT_SLICE apr_time_from_msec(500)
-/* How long a shutdown notice waits for the client's PING answer: several
- * round trips of any real network. */
+/* How long a shutdown notice stands before the final GOAWAY: several
+ * round trips of any real network (h2o waits 1 s too, nghttpx 2 s), or
+ * H2_STOP_NOTICE_RTTS of the client's measured round trip if that is
+ * longer, up to H2_STOP_NOTICE_MAX. */
 #define H2_STOP_NOTICE_WAIT apr_time_from_msec(1000)
-#define H2_STOP_PING "h2-stop!"   /* 8 bytes of PING payload */
+#define H2_STOP_NOTICE_RTTS 4
+#define H2_STOP_NOTICE_MAX apr_time_from_sec(5)
 #define H2_MAX_STREAM_ID 0x7fffffff
 
 /* A connection with streams in flight keeps its MPM thread while it waits

@@ -163,37 +163,46 @@ static void shutdown_graceful(h2_session *s, const char *why)
     h2_session_transit(s, H2_SEV_SHUTDOWN);
 }
 
+/* How long the shutdown notice stands: see H2_STOP_NOTICE_WAIT. */
+static apr_interval_time_t notice_wait(h2_session *s)
+{
+    apr_interval_time_t wait = H2_STOP_NOTICE_RTTS * s->rtt;
+
+    if (wait > H2_STOP_NOTICE_MAX) {
+        wait = H2_STOP_NOTICE_MAX;
+    }
+    return wait > H2_STOP_NOTICE_WAIT? wait : H2_STOP_NOTICE_WAIT;
+}
+
 /* RFC 9113 6.8: a server that stops first says so with a GOAWAY naming the
- * highest possible stream, and a PING. Requests the client sent before it
- * saw the notice are still served; once the PING comes back (or after
- * H2_STOP_NOTICE_WAIT for a client that never answers), the final GOAWAY
- * names the last stream taken, and nothing the client sent is lost. */
+ * highest possible stream. Requests the client sent before it saw the
+ * notice are still served; after a few round trips the final GOAWAY names
+ * the last stream taken, and nothing the client sent is lost. No PING
+ * measures those round trips: python-h2 (under httpx) takes nothing but
+ * GOAWAY after a GOAWAY, and h2o and nghttpx send none either. */
 static void stop_softly(h2_session *s)
 {
     if (s->stop >= H2_STOP_GOAWAY) {
         return;
     }
     if (s->stop < H2_STOP_NOTICE) {
-        if (nghttp2_submit_shutdown_notice(s->ngh) == 0
-            && nghttp2_submit_ping(s->ngh, NGHTTP2_FLAG_NONE,
-                                   (const uint8_t *)H2_STOP_PING) == 0) {
-            s->stop_notice_at = apr_time_now();
+        if (nghttp2_submit_shutdown_notice(s->ngh) == 0) {
+            s->stop_final_at = apr_time_now() + notice_wait(s);
             h2_session_stopping(s, H2_STOP_NOTICE);
             ap_log_cerror(APLOG_MARK, APLOG_DEBUG, 0, s->c1, APLOGNO(21074)
                           "h2_session(%ld): server stopping, shutdown notice "
-                          "sent; final GOAWAY once the client answers the PING",
-                          s->id);
+                          "sent; final GOAWAY in %ld ms", s->id,
+                          (long)apr_time_msec(s->stop_final_at - apr_time_now()));
             return;
         }
     }
-    else if (!s->stop_ping_acked
-             && apr_time_now() - s->stop_notice_at < H2_STOP_NOTICE_WAIT) {
+    else if (apr_time_now() < s->stop_final_at) {
         return;
     }
     shutdown_graceful(s, "server shutting down");
 }
 
-/* 1 while a shutdown notice waits for the client's PING answer. */
+/* 1 while a shutdown notice stands before the final GOAWAY. */
 static int stop_pending(h2_session *s)
 {
     return s->stop == H2_STOP_NOTICE;
@@ -260,8 +269,8 @@ static apr_interval_time_t wait_until(apr_interval_time_t timeout, apr_time_t de
 }
 
 /* An idle session (no streams) waits for the client. Returns 1 when it
- * may park in the MPM instead: not while a shutdown notice waits for its
- * answer, nor while the client owes the rest of a frame (the MPM's
+ * may park in the MPM instead: not while a shutdown notice stands before
+ * the final GOAWAY, nor while the client owes the rest of a frame (the MPM's
  * keep-alive wait would start anew with every byte). */
 static int wait_idle(h2_session *s, int how)
 {
@@ -272,9 +281,10 @@ static int wait_idle(h2_session *s, int how)
     if ((how & H2_RUN_MAY_PARK) && !stop_pending(s) && !deadline) {
         return 1;
     }
-    /* with a shutdown notice out, wait for the PING answer only */
+    /* with a shutdown notice out, wait only until the final GOAWAY is due */
     apr_socket_timeout_set(ap_get_conn_socket(s->c1), wait_until(
-        stop_pending(s)? H2_STOP_NOTICE_WAIT : s->keepalive_timeout, deadline));
+        stop_pending(s)? s->stop_final_at - apr_time_now() : s->keepalive_timeout,
+        deadline));
     rv = read_input(s, APR_BLOCK_READ);
     apr_socket_timeout_set(ap_get_conn_socket(s->c1), s->timeout);
     if (rv == APR_SUCCESS) {
@@ -335,6 +345,9 @@ static void wait_busy(h2_session *s, int how)
     early = h2_session_recv_window_early_ends(s);
     if (early && (!deadline || early < deadline)) {
         deadline = early;
+    }
+    if (stop_pending(s) && (!deadline || s->stop_final_at < deadline)) {
+        deadline = s->stop_final_at;
     }
     wait_for_io(s, wait_until(s->window_waiters? H2_TINY_FRAME_RETRY
                               : lowat? H2_BULK_WAIT

@@ -39,8 +39,10 @@ void h2_session_recv_window_data_in(h2_session *s, h2_stream *stream)
 {
     apr_time_t now;
 
-    if (s->rtt_ping_at || s->stop >= H2_STOP_GOAWAY) {
-        return;     /* one PING out at a time */
+    if (s->rtt_ping_at || s->stop >= H2_STOP_NOTICE) {
+        /* one PING out at a time, and none after a GOAWAY: python-h2
+         * takes nothing but GOAWAY after one (docs/design.md, Stopping) */
+        return;
     }
     now = apr_time_now();
     if (s->rtt && now - s->rtt_at < H2_RTT_EVERY) {

@@ -944,12 +944,14 @@ MaxMemFree 1
         raise SandboxError("httpd did not come up on ports %d/%d within %ds\n%s" % (
             self.http_port, self.https_port, timeout, self.log_tail()))
 
-    def stop(self, timeout=None):
+    def stop(self, timeout=None, graceful=False):
+        """Stop httpd (graceful: `-k graceful-stop`, which lets the children
+        finish their connections) and wait until it is gone."""
         timeout = timeout or 20 * self.slow
         pid = self.pid()
         if pid is None:
             return False
-        os.kill(pid, signal.SIGTERM)
+        os.kill(pid, signal.SIGWINCH if graceful else signal.SIGTERM)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if not pid_alive(pid):

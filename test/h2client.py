@@ -36,14 +36,20 @@ def _keep_open_after_goaway():
     """RFC 9113 6.8: after a GOAWAY, the streams up to its last stream id
     still complete; a server shutting down gracefully sends it first and
     then answers them. The h2 library closes its state machine on a
-    received GOAWAY and then rejects those streams' frames: keep it open
-    (ConnectionTerminated is still reported, see H2Client.goaway)."""
+    received GOAWAY and then rejects every frame but another GOAWAY: keep
+    a connection with streams open (ConnectionTerminated is still
+    reported, see H2Client.goaway), and let a closed one (a GOAWAY before
+    the first request) still take what a server may send after its GOAWAY
+    (SETTINGS, PING, WINDOW_UPDATE, the streams' frames)."""
     try:
         sm = h2.connection.H2ConnectionStateMachine
-        key = (h2.connection.ConnectionState.CLIENT_OPEN,
-               h2.connection.ConnectionInputs.RECV_GOAWAY)
+        state, inputs = h2.connection.ConnectionState, h2.connection.ConnectionInputs
+        key = (state.CLIENT_OPEN, inputs.RECV_GOAWAY)
         if key in sm._transitions:
-            sm._transitions[key] = (None, h2.connection.ConnectionState.CLIENT_OPEN)
+            sm._transitions[key] = (None, state.CLIENT_OPEN)
+        for i in inputs:
+            if i.name.startswith("RECV_"):
+                sm._transitions.setdefault((state.CLOSED, i), (None, state.CLOSED))
     except AttributeError:
         pass
 

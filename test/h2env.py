@@ -218,8 +218,8 @@ class H2TestEnv:
             found += sb.sanitizer_reports(sb.reports_seen)
         return found
 
-    def stop(self):
-        self.sandbox.stop()
+    def stop(self, graceful=False):
+        self.sandbox.stop(graceful=graceful)
 
     def restart(self):
         self.sandbox.restart()
@@ -376,9 +376,11 @@ def instances_of(port_base, run_dir=None):
     # (H2_TEST_PORT_BASE2 moves with the worker as the first base does)
     second_base = second_port_base(first.port_base) + port_base - first.port_base
     second = run_dir_for(second_base)
-    if os.path.exists(os.path.join(second, "sandbox.json")):
-        dirs.append(Sandbox(run_dir=second, port_base=second_base,
-                            mpm=first.mpm, module=first.module))
+    # test_load.py's second instance, and its variant without HTTP/2
+    for run_dir2, module in ((second, first.module), (second + "-none", "none")):
+        if os.path.exists(os.path.join(run_dir2, "sandbox.json")):
+            dirs.append(Sandbox(run_dir=run_dir2, port_base=second_base,
+                                mpm=first.mpm, module=module))
     # test_php_prefork.py's prefork + mod_php instance (ports base+90/91)
     php = run_dir_for(port_base) + "-php"
     if os.path.exists(os.path.join(php, "sandbox.json")):

@@ -211,6 +211,7 @@ class RawConn:
         self.data_order = []       # stream id of each DATA frame, in order
         self.ended = set()
         self.frames_in = {}        # type -> count
+        self.frame_order = []      # (type, stream id) of each frame, in order
         self.server_settings = []
         self.ping_acks = 0
         self.pings = []            # payloads of the server's own PINGs
@@ -318,6 +319,7 @@ class RawConn:
 
     def _frame(self, ftype, flags, sid, payload, out):
         self.frames_in[ftype] = self.frames_in.get(ftype, 0) + 1
+        self.frame_order.append((ftype, sid))
         if ftype == SETTINGS and not flags & ACK:
             self.server_settings.append(
                 [struct.unpack(">HI", payload[i:i + 6]) for i in range(0, len(payload), 6)])

@@ -513,6 +513,41 @@ def test_graceful_stop_lets_running_download_finish_and_refuses_new_connections(
     assert problems == []
 
 
+def test_graceful_stop_ends_idle_connections_at_once(env):
+    """Idle connections (h2 and h2c, a request done on each) get the final
+    GOAWAY at a graceful stop and httpd is gone within seconds, not after
+    KeepAliveTimeout (20 s here) as for the idle connections of a spare
+    child the MPM retires: with no generation change both look alike to a
+    child, which tells them apart by its siblings, all stopping too."""
+    env.add_conf("gstop-keepalive", "KeepAliveTimeout 20\n")
+    parent = None
+    conns = []
+    try:
+        env.restart()
+        parent = env.sandbox.pid()
+        conns = [H2Client.connect(env, how) for how in H2_WAYS for _ in range(3)]
+        for c in conns:
+            assert c.get("/1k.txt").status == 200
+        t0 = time.monotonic()
+        os.kill(parent, signal.SIGWINCH)        # -k graceful-stop
+        for c in conns:
+            c.wait(lambda: c.closed, 5 * env.slow, "GOAWAY and close")
+            assert c.goaway is not None and c.goaway.error_code == 0, c.goaway
+            assert c.goaway.last_stream_id == 1
+        while time.monotonic() - t0 < 10 * env.slow and pid_alive(parent):
+            time.sleep(0.1)
+        assert not pid_alive(parent), "httpd still running 10s after graceful-stop"
+        report("graceful stop with %d idle connections: gone after %.1fs"
+               % (len(conns), time.monotonic() - t0))
+    finally:
+        for c in conns:
+            c.close()
+        remove_conf(env, "gstop-keepalive", "server")
+        if env.sandbox.is_running():
+            env.stop()
+        env.start()     # a fresh instance for the tests that follow
+
+
 # ------------------------------------------------------------- killed child
 def server_side_pid(env, c, port):
     """The httpd child that holds the server side of connection c."""
