@@ -135,13 +135,17 @@ def debian_env(env):
     assert not problems, "second instance's error log:\n" + "\n".join(problems)
 
 
-def assert_clean(stats, n):
-    assert stats["total"] == n, stats
-    assert stats["succeeded"] == n, stats
-    assert stats["failed"] == 0, stats
-    assert stats["errored"] == 0, stats
-    assert stats["timeout"] == 0, stats
-    assert stats["2xx"] == n, stats
+def assert_clean(stats, n, r=None):
+    """Every one of n requests answered 2xx; on failure the message has all
+    counts and, given h2load's result r, the end of what it printed."""
+    why = "%s\n%s" % (", ".join("%s=%s" % kv for kv in sorted(stats.items())),
+                      r.stdout[-1500:] + r.stderr[-500:] if r is not None else "")
+    assert stats["total"] == n, why
+    assert stats["succeeded"] == n, why
+    assert stats["failed"] == 0, why
+    assert stats["errored"] == 0, why
+    assert stats["timeout"] == 0, why
+    assert stats["2xx"] == n, why
 
 
 def test_h2load_100_connections_100_streams_200k_requests(env):
@@ -156,7 +160,7 @@ def test_h2load_100_connections_100_streams_200k_requests(env):
                           "-m", "100", "-t", "2", "-T", "60", timeout=240)
     assert r.returncode == 0, r.stderr
     assert stats["protocol"] == "h2c"
-    assert_clean(stats, n)
+    assert_clean(stats, n, r)
     assert time.monotonic() - start < 240
     assert env.log_problems() == []
 
@@ -202,7 +206,7 @@ def test_debian_mpm_h2load_500_connections(debian_env):
                "children retired" % (n - stats["started"], n, len(retired)))
         n = stats["started"]
         stats = dict(stats, total=n, failed=stats["failed"] - (stats["total"] - n))
-    assert_clean(stats, n)
+    assert_clean(stats, n, r)
     problems = e.log_problems()
     e.mark_log_checked()
     assert problems == []
