@@ -70,6 +70,13 @@ static apr_socket_t *dummy_socket;
 static apr_thread_mutex_t *shells_mutex;
 static c2_shell *shells;
 static int nshells, shells_keep;
+/* The parent of every shell's pool, a child of the process's pool: a
+ * request's pools descend from the child's process pool as over HTTP/1.1,
+ * so that code walking up to the root (apr-util's driver loader keeps
+ * its mutex and table there) finds the same root as httpd's. Shells are
+ * created and destroyed rarely (they are recycled), so the lock that
+ * linking takes is off the hot path. NULL once it is gone (child exit). */
+static apr_pool_t *shells_root;
 static module *mpm_module;
 static ap_filter_rec_t *c2_in_handle, *c2_out_handle, *ws_no_body_handle;
 /* mod_logio's counter of bytes in (%I), if it is loaded; the one of bytes
@@ -123,7 +130,10 @@ static c2_shell *shell_get(void)
         if (!sh) abort();
         apr_allocator_create(&sh->allocator);
         apr_allocator_max_free_set(sh->allocator, h2_util_max_free(H2_C2_MAX_FREE));
-        apr_pool_create_unmanaged_ex(&sh->pool, NULL, sh->allocator);
+        if (apr_pool_create_ex(&sh->pool, shells_root, NULL, sh->allocator)
+            != APR_SUCCESS) {
+            abort();
+        }
         apr_allocator_owner_set(sh->allocator, sh->pool);
         apr_pool_tag(sh->pool, "h2_c2");
     }
@@ -133,6 +143,10 @@ static c2_shell *shell_get(void)
 
 static void shell_put(c2_shell *sh)
 {
+    if (!shells_root) {
+        /* the child is exiting and its pools are gone, this one with them */
+        return;
+    }
     apr_pool_clear(sh->pool);
     apr_thread_mutex_lock(shells_mutex);
     if (nshells < shells_keep) {
@@ -547,15 +561,48 @@ static void c2_process(h2_worker *wk, h2_wtask *task)
     }
 }
 
+/* Before the root's children go: the idle shells' pools with their
+ * records; the ones in use go with the root (their workers were joined
+ * before, as the workers' pool is younger and goes first). */
 static apr_status_t shells_cleanup(void *data)
 {
     c2_shell *sh;
+
+    apr_thread_mutex_lock(shells_mutex);
     while ((sh = shells) != NULL) {
         shells = sh->next;
         apr_pool_destroy(sh->pool);
         free(sh);
     }
     nshells = 0;
+    shells_root = NULL;
+    apr_thread_mutex_unlock(shells_mutex);
+    return APR_SUCCESS;
+}
+
+static apr_status_t shells_root_create(apr_pool_t *pchild)
+{
+    apr_allocator_t *allocator;
+    apr_thread_mutex_t *mutex;
+    apr_status_t rv;
+
+    /* its own allocator, with a mutex: shells are linked into it from any
+     * worker, and pchild's allocator may have none */
+    if ((rv = apr_allocator_create(&allocator)) != APR_SUCCESS) {
+        return rv;
+    }
+    if ((rv = apr_pool_create_ex(&shells_root, pchild, NULL, allocator)) != APR_SUCCESS) {
+        apr_allocator_destroy(allocator);
+        return rv;
+    }
+    apr_allocator_owner_set(allocator, shells_root);
+    if ((rv = apr_thread_mutex_create(&mutex, APR_THREAD_MUTEX_DEFAULT,
+                                      shells_root)) != APR_SUCCESS) {
+        return rv;
+    }
+    apr_allocator_mutex_set(allocator, mutex);
+    apr_pool_tag(shells_root, "h2_c2_shells");
+    apr_pool_pre_cleanup_register(shells_root, NULL, shells_cleanup);
     return APR_SUCCESS;
 }
 
@@ -578,7 +625,11 @@ apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s)
      * primary does */
     mpm_module = ap_find_linked_module(apr_pstrcat(pchild, ap_show_mpm(), ".c", NULL));
     h2_config_workers(s, &minw, &maxw, &idle);
-    apr_pool_cleanup_register(pchild, NULL, shells_cleanup, apr_pool_cleanup_null);
+    /* before the workers' pool: pchild's children go youngest first, so
+     * the workers are joined before the shells they may still use go */
+    if ((rv = shells_root_create(pchild)) != APR_SUCCESS) {
+        return rv;
+    }
     /* a child process never unloads us; glibc drops the handler with the
      * module should it ever be unloaded */
     pthread_atfork(NULL, NULL, c2_after_fork_in_child);
@@ -626,9 +677,10 @@ static int c2_handler_starts(request_rec *r)
     return DECLINED;
 }
 
-/* The promises of r's H2PushResource paths, when it may push, into it;
- * 1 if there are any. They go before the 103 that links to them (RFC
- * 9113 8.4: a client must not ask for them itself first). */
+/* The promises of r's location's paths (H2PushResource, H2EarlyHint
+ * preload links), when it may push, into it; 1 if there are any. They go
+ * before the 103 that links to them (RFC 9113 8.4: a client must not ask
+ * for them itself first), and the 103 says push-policy, as stock's does. */
 static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
                       h2_c2_item *it)
 {
@@ -637,8 +689,12 @@ static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
 
     if (!c2_may_push(ctx->c2, &scheme, &authority)
         || h2_config_rget(r, H2_CONF_PUSH) != 1
-        || !(t = h2_response_push_fields(r, h2_config_push_resources(r), hint_fields))) {
+        || !(t = h2_response_push_fields(r, h2_response_config_pushes(r, scheme, authority),
+                                         hint_fields))) {
         return 0;
+    }
+    if (!apr_table_get(hint_fields, "push-policy")) {
+        apr_table_setn(hint_fields, "push-policy", "default");
     }
     h2_c2_item_init(it, H2_HC_PUSH, 0);
     it->fields = t;
@@ -646,27 +702,22 @@ static int early_push(h2_c2_ctx *ctx, request_rec *r, apr_table_t *hint_fields,
     return 1;
 }
 
-/* H2EarlyHint fields go out as a 103 before the handler runs, so that a
- * browser can start fetching while the response is being made; the
- * location's H2PushResource paths are promised before it. */
+/* H2EarlyHint fields and a preload Link for each H2PushResource go out as
+ * a 103 before the handler runs, so that a browser can start fetching
+ * while the response is being made; the paths pushed are promised before
+ * it. */
 static int c2_early_hints(request_rec *r)
 {
     h2_c2_ctx *ctx;
-    apr_array_header_t *hints;
     apr_table_t *fields;
     h2_c2_item it[2];
-    int i, n;
+    int n;
 
     if (r->main || r->prev || !r->connection->master
         || !(ctx = h2_c2_ctx_get(r->connection)) || !ctx->x || ctx->seen_head
         || h2_config_rget(r, H2_CONF_EARLY_HINTS) != 1
-        || !(hints = h2_config_early_hints(r)) || hints->nelts < 2) {
+        || !(fields = h2_response_hint_fields(r))) {
         return DECLINED;
-    }
-    fields = apr_table_make(r->pool, hints->nelts / 2);
-    for (i = 0; i + 1 < hints->nelts; i += 2) {
-        apr_table_add(fields, APR_ARRAY_IDX(hints, i, const char *),
-                      APR_ARRAY_IDX(hints, i + 1, const char *));
     }
     n = early_push(ctx, r, fields, &it[0]);
     h2_c2_item_init(&it[n], H2_HC_INTERIM, HTTP_EARLY_HINTS);

@@ -387,8 +387,7 @@ static const char *set_push_resource(cmd_parms *cmd, void *dirconf,
     /* "!" marks a critical one: pushed ahead of the response */
     APR_ARRAY_PUSH(conf->push_resources, const char *) =
         apr_pstrcat(cmd->pool, arg2? "!" : "", path, NULL);
-    return set_early_hint(cmd, dirconf, "Link",
-                          apr_psprintf(cmd->pool, "<%s>; rel=preload", path));
+    return NULL;
 }
 
 typedef struct {

@@ -278,9 +278,31 @@ void h2_req_head_init_trailer(h2_req_head *h, apr_pool_t *p,
     h->seen_regular = 1;
 }
 
+/* 1 when res is answered with a status: the head is well-formed. */
+static int answered(h2_hdr_result res)
+{
+    int status;
+    return h2_hdr_result_as_status(res, &status);
+}
+
+/* Which of two errors a head is answered for, as stock decides: a reset
+ * over any status (nghttp2 refuses a malformed head before stock looks
+ * at its limits, and a head far beyond them gets no answer at all), a
+ * field's 431 over a pseudo-header's 414 or 501. */
+static int rank(h2_hdr_result res)
+{
+    if (res == H2_HDR_OK) {
+        return 0;
+    }
+    if (!answered(res)) {
+        return 3;
+    }
+    return (res == H2_HDR_ERR_LINE_TOO_LONG || res == H2_HDR_ERR_PROTOCOL_UNKNOWN)? 1 : 2;
+}
+
 static h2_hdr_result fail(h2_req_head *h, h2_hdr_result res)
 {
-    if (h->error == H2_HDR_OK) {
+    if (rank(res) > rank(h->error)) {
         h->error = res;
     }
     return res;
@@ -342,6 +364,15 @@ static h2_hdr_result add_pseudo(h2_req_head *h, const char *name, apr_size_t nle
         return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
     }
     *slot = apr_pstrmemdup(h->pool, value, vlen);
+    if (h->limits.max_line_len && vlen > h->limits.max_line_len) {
+        /* LimitRequestLine holds each pseudo-header, as stock applies it:
+         * HTTP/2 has no request line, and a :path of LimitRequestLine
+         * characters passes (HTTP/1.1's count of the whole line would
+         * refuse it). A method that long is no request worth an answer:
+         * its stream is reset, as by stock. */
+        return fail(h, slot == &h->method? H2_HDR_ERR_METHOD_TOO_LONG
+                                          : H2_HDR_ERR_LINE_TOO_LONG);
+    }
     return H2_HDR_OK;
 }
 
@@ -377,11 +408,12 @@ void h2_req_head_release(h2_req_head *h)
 
 static h2_hdr_result too_large(h2_req_head *h, const char *name, apr_size_t nlen)
 {
-    if (h->error == H2_HDR_OK) {
+    fail(h, H2_HDR_ERR_FIELD_TOO_LARGE);
+    if (h->error == H2_HDR_ERR_FIELD_TOO_LARGE && !h->error_field) {
         /* enough of the name for the log line */
         h->error_field = apr_pstrmemdup(h->pool, name, nlen > 64? 64 : nlen);
     }
-    return fail(h, H2_HDR_ERR_FIELD_TOO_LARGE);
+    return H2_HDR_ERR_FIELD_TOO_LARGE;
 }
 
 /* The length of "name: v1, v2, ..." once httpd merges the fields of
@@ -462,17 +494,79 @@ static h2_hdr_result add_crumb(h2_req_head *h, const char *value, apr_size_t vle
     return H2_HDR_OK;
 }
 
+/* What makes a regular field malformed (RFC 9113 8.2), checked for every
+ * field of a head, also after a limit was broken. */
+static h2_hdr_result check_regular(const h2_req_head *h, const char *name,
+                                   apr_size_t nlen, const char *value, apr_size_t vlen)
+{
+    if (!h2_hdr_name_valid(name, nlen)) {
+        return H2_HDR_ERR_NAME;
+    }
+    if (!h2_hdr_value_valid(value, vlen)) {
+        return H2_HDR_ERR_VALUE;
+    }
+    if (h2_hdr_is_connection_specific(name, nlen)) {
+        return H2_HDR_ERR_CONN_SPECIFIC;
+    }
+    if (IS_NAME(name, nlen, "te")
+        && !(vlen == 8 && !strncasecmp(value, "trailers", 8))) {
+        return H2_HDR_ERR_TE;
+    }
+    if (IS_NAME(name, nlen, "content-length") && !h->is_trailer
+        && !all_digits(value, vlen)) {
+        return H2_HDR_ERR_CONTENT_LENGTH;
+    }
+    return H2_HDR_OK;
+}
+
+/* A field refused for a limit: answered with 431 while they are few. */
+static h2_hdr_result refuse(h2_req_head *h, h2_hdr_result res,
+                            const char *name, apr_size_t nlen)
+{
+    if (++h->nrefused > H2_HDR_MAX_REFUSED) {
+        return fail(h, H2_HDR_ERR_REFUSED_MANY);
+    }
+    return res == H2_HDR_ERR_FIELD_TOO_LARGE? too_large(h, name, nlen) : fail(h, res);
+}
+
+/* LimitRequestFields and LimitRequestFieldSize for a regular field other
+ * than a cookie crumb (over: it is over the size): H2_HDR_OK when it is
+ * within both. A field over the size is refused and not counted toward
+ * LimitRequestFields, until the head is past that count: then every
+ * field counts, as stock counts them. */
+static h2_hdr_result count_regular(h2_req_head *h, const char *name, apr_size_t nlen,
+                                   int over)
+{
+    int max = h->limits.max_fields;
+
+    if (max && h->nfields > max) {
+        if (++h->nfields - max > H2_HDR_FIELDS_SLACK) {
+            return fail(h, H2_HDR_ERR_FIELDS_FLOOD);
+        }
+        return refuse(h, H2_HDR_ERR_TOO_MANY, name, nlen);
+    }
+    if (over) {
+        return refuse(h, H2_HDR_ERR_FIELD_TOO_LARGE, name, nlen);
+    }
+    if (max && ++h->nfields > max) {
+        return refuse(h, H2_HDR_ERR_TOO_MANY, name, nlen);
+    }
+    return H2_HDR_OK;
+}
+
 h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
                               const char *value, apr_size_t vlen)
 {
+    h2_hdr_result res;
+    int over;
     char *n;
 
     h->block_len += nlen + vlen + H2_HDR_FIELD_OVERHEAD;
     if (h->limits.max_block_len && h->block_len > h->limits.max_block_len) {
-        return fail(h, H2_HDR_ERR_BLOCK_TOO_LARGE);
+        fail(h, H2_HDR_ERR_BLOCK_TOO_LARGE);
     }
-    if (h->error != H2_HDR_OK) {
-        return h->error;
+    if (h->error != H2_HDR_OK && !answered(h->error)) {
+        return h->error;    /* the stream is reset: nothing more to know */
     }
     if (nlen > 0 && name[0] == ':') {
         if (!charge(h, vlen + H2_HDR_FIELD_KEEP)) {
@@ -481,39 +575,25 @@ h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
         return add_pseudo(h, name, nlen, value, vlen);
     }
     h->seen_regular = 1;
-    if (!h2_hdr_name_valid(name, nlen)) {
-        return fail(h, H2_HDR_ERR_NAME);
-    }
-    if (!h2_hdr_value_valid(value, vlen)) {
-        return fail(h, H2_HDR_ERR_VALUE);
-    }
-    if (h2_hdr_is_connection_specific(name, nlen)) {
-        return fail(h, H2_HDR_ERR_CONN_SPECIFIC);
-    }
-    if (IS_NAME(name, nlen, "te")
-        && !(vlen == 8 && !strncasecmp(value, "trailers", 8))) {
-        return fail(h, H2_HDR_ERR_TE);
+    if ((res = check_regular(h, name, nlen, value, vlen)) != H2_HDR_OK) {
+        return fail(h, res);
     }
     if (IS_NAME(name, nlen, "cookie")) {
         /* charges the joined buffer, the only copy kept */
-        return add_crumb(h, value, vlen);
+        return h->error != H2_HDR_OK? h->error : add_crumb(h, value, vlen);
     }
-    if (h->limits.max_field_len && nlen + 2 + vlen > h->limits.max_field_len) {
-        return too_large(h, name, nlen);
+    over = h->limits.max_field_len && nlen + 2 + vlen > h->limits.max_field_len;
+    if (!over && h->error == H2_HDR_OK && merged_too_large(h, name, nlen, vlen)) {
+        h->error_merged = over = 1;
     }
-    if (merged_too_large(h, name, nlen, vlen)) {
-        h->error_merged = 1;
-        return too_large(h, name, nlen);
+    if ((res = count_regular(h, name, nlen, over)) != H2_HDR_OK) {
+        return res;
     }
-    if (h->limits.max_fields && ++h->nfields > h->limits.max_fields) {
-        return fail(h, H2_HDR_ERR_TOO_MANY);
+    if (h->error != H2_HDR_OK) {
+        return h->error;    /* refused already: nothing more is kept */
     }
     if (IS_NAME(name, nlen, "content-length") && !h->is_trailer) {
-        apr_off_t len;
-        if (!all_digits(value, vlen)) {
-            return fail(h, H2_HDR_ERR_CONTENT_LENGTH);
-        }
-        len = apr_atoi64(apr_pstrmemdup(h->pool, value, vlen));
+        apr_off_t len = apr_atoi64(apr_pstrmemdup(h->pool, value, vlen));
         if (h->content_length >= 0) {
             if (len != h->content_length) {
                 return fail(h, H2_HDR_ERR_CONTENT_LENGTH);
@@ -586,10 +666,62 @@ static int same_authority(const char *host, const char *authority,
         || same_but_default_port(authority, host, port);
 }
 
+/* What a request head must hold (RFC 9113 8.3.1, RFC 8441 4). */
+static h2_hdr_result check_pseudo(const h2_req_head *h)
+{
+    if (!h->method) {
+        return H2_HDR_ERR_PSEUDO_MISSING;
+    }
+    if (h->protocol) {
+        /* RFC 8441 4: an extended CONNECT names its target in full */
+        if (strcmp(h->method, "CONNECT")) {
+            return H2_HDR_ERR_PSEUDO_INVALID;
+        }
+        if (!h->scheme || !h->path || !h->authority) {
+            return H2_HDR_ERR_PSEUDO_MISSING;
+        }
+        if (h->path[0] != '/') {
+            return H2_HDR_ERR_PSEUDO_INVALID;
+        }
+        if (strcasecmp(h->protocol, "websocket")) {
+            return H2_HDR_ERR_PROTOCOL_UNKNOWN;
+        }
+    }
+    else if (!strcmp(h->method, "CONNECT")) {
+        /* RFC 9113 8.5: only :authority, no :scheme or :path */
+        if (!h->authority) {
+            return H2_HDR_ERR_PSEUDO_MISSING;
+        }
+        if (h->scheme || h->path) {
+            return H2_HDR_ERR_PSEUDO_INVALID;
+        }
+    }
+    else {
+        if (!h->scheme || !h->path) {
+            return H2_HDR_ERR_PSEUDO_MISSING;
+        }
+        if (h->path[0] != '/'
+            && !(h->path[0] == '*' && !h->path[1] && !strcmp(h->method, "OPTIONS"))) {
+            /* absolute-form targets belong to forward proxies, which see
+             * :scheme and :authority instead */
+            return H2_HDR_ERR_PSEUDO_INVALID;
+        }
+    }
+    return H2_HDR_OK;
+}
+
 h2_hdr_result h2_req_head_end(h2_req_head *h)
 {
     const char *host;
+    h2_hdr_result res;
 
+    if (h->error != H2_HDR_OK && !answered(h->error)) {
+        return h->error;
+    }
+    if (!h->is_trailer && (res = check_pseudo(h)) != H2_HDR_OK) {
+        /* a head over a limit that is malformed too is malformed */
+        fail(h, res);
+    }
     if (h->error != H2_HDR_OK) {
         return h->error;
     }
@@ -603,44 +735,8 @@ h2_hdr_result h2_req_head_end(h2_req_head *h)
     if (h->is_trailer) {
         return H2_HDR_OK;
     }
-    if (!h->method) {
-        return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
-    }
     if (h->protocol) {
-        /* RFC 8441 4: an extended CONNECT names its target in full */
-        if (strcmp(h->method, "CONNECT")) {
-            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
-        }
-        if (!h->scheme || !h->path || !h->authority) {
-            return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
-        }
-        if (h->path[0] != '/') {
-            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
-        }
-        if (strcasecmp(h->protocol, "websocket")) {
-            return fail(h, H2_HDR_ERR_PROTOCOL_UNKNOWN);
-        }
         ws_as_upgrade(h);
-    }
-    else if (!strcmp(h->method, "CONNECT")) {
-        /* RFC 9113 8.5: only :authority, no :scheme or :path */
-        if (!h->authority) {
-            return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
-        }
-        if (h->scheme || h->path) {
-            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
-        }
-    }
-    else {
-        if (!h->scheme || !h->path) {
-            return fail(h, H2_HDR_ERR_PSEUDO_MISSING);
-        }
-        if (h->path[0] != '/'
-            && !(h->path[0] == '*' && !h->path[1] && !strcmp(h->method, "OPTIONS"))) {
-            /* absolute-form targets belong to forward proxies, which see
-             * :scheme and :authority instead */
-            return fail(h, H2_HDR_ERR_PSEUDO_INVALID);
-        }
     }
     host = apr_table_get(h->headers, "host");
     if (h->authority) {
@@ -651,14 +747,6 @@ h2_hdr_result h2_req_head_end(h2_req_head *h)
             h->orig_host = host;
         }
         apr_table_setn(h->headers, "host", h->authority);
-    }
-    if (h->limits.max_line_len
-        && strlen(h->path? h->path : h->authority) > h->limits.max_line_len) {
-        /* LimitRequestLine bounds the request target, as stock applies it
-         * (a :path of LimitRequestLine characters passes): HTTP/2 has no
-         * request line, and HTTP/1.1's count would refuse targets about
-         * a dozen characters shorter than stock */
-        return fail(h, H2_HDR_ERR_LINE_TOO_LONG);
     }
     return H2_HDR_OK;
 }
@@ -699,7 +787,12 @@ const char *h2_hdr_result_str(h2_hdr_result res)
     case H2_HDR_ERR_CONTENT_LENGTH: return "invalid content-length";
     case H2_HDR_ERR_FIELD_TOO_LARGE: return "header field too large";
     case H2_HDR_ERR_TOO_MANY: return "too many header fields";
-    case H2_HDR_ERR_LINE_TOO_LONG: return "request line too long";
+    case H2_HDR_ERR_LINE_TOO_LONG: return "pseudo-header over LimitRequestLine";
+    case H2_HDR_ERR_METHOD_TOO_LONG: return ":method over LimitRequestLine";
+    case H2_HDR_ERR_REFUSED_MANY:
+        return "more than 100 fields over LimitRequestFieldSize or LimitRequestFields";
+    case H2_HDR_ERR_FIELDS_FLOOD:
+        return "more than 100 fields past LimitRequestFields";
     case H2_HDR_ERR_BLOCK_TOO_LARGE: return "header block too large";
     case H2_HDR_ERR_CONN_BUDGET:
         return "the connection's header budget is used up";

@@ -37,12 +37,24 @@ typedef enum {
     H2_HDR_ERR_CONTENT_LENGTH,  /* malformed or disagreeing content-length */
     H2_HDR_ERR_FIELD_TOO_LARGE, /* over LimitRequestFieldSize */
     H2_HDR_ERR_TOO_MANY,        /* over LimitRequestFields */
-    H2_HDR_ERR_LINE_TOO_LONG,   /* method + path over LimitRequestLine */
+    H2_HDR_ERR_LINE_TOO_LONG,   /* a pseudo-header but :method over
+                                 * LimitRequestLine */
+    H2_HDR_ERR_METHOD_TOO_LONG, /* :method over LimitRequestLine */
     H2_HDR_ERR_BLOCK_TOO_LARGE, /* decoded block over its limit */
     H2_HDR_ERR_CONN_BUDGET,     /* the connection holds too much already */
     H2_HDR_ERR_PROTOCOL_UNKNOWN,/* an extended CONNECT for another protocol
                                  * than websocket */
+    H2_HDR_ERR_REFUSED_MANY,    /* more than H2_HDR_MAX_REFUSED fields over
+                                 * LimitRequestFieldSize or LimitRequestFields */
+    H2_HDR_ERR_FIELDS_FLOOD,    /* more than H2_HDR_FIELDS_SLACK fields past
+                                 * LimitRequestFields */
 } h2_hdr_result;
+
+/* A head that breaks httpd's limits is answered (431, 414) while it stays
+ * near them; beyond these it is not worth an answer, and its stream is
+ * reset (the counts stock keeps). */
+#define H2_HDR_MAX_REFUSED 100
+#define H2_HDR_FIELDS_SLACK 100
 
 /* What the header blocks of one connection's streams may hold together.
  * Every block charges the fields it keeps before it keeps them, and
@@ -55,8 +67,8 @@ typedef struct h2_hdr_budget {
 typedef struct h2_hdr_limits {
     apr_size_t max_field_len;   /* "name: value" length */
     int max_fields;             /* number of regular fields, 0: no limit */
-    apr_size_t max_line_len;    /* LimitRequestLine: the :path (or CONNECT
-                                 * :authority) at most */
+    apr_size_t max_line_len;    /* LimitRequestLine: each pseudo-header's
+                                 * value at most */
     apr_size_t max_block_len;   /* decoded header block, 0: no limit */
     h2_hdr_budget *budget;      /* the connection's, NULL: none */
     int connect_protocol;       /* SETTINGS_ENABLE_CONNECT_PROTOCOL sent:
@@ -77,7 +89,10 @@ typedef struct h2_req_head {
     apr_table_t *headers;       /* regular fields, lowercase names */
     apr_off_t content_length;   /* -1 when absent */
     apr_size_t block_len;       /* decoded bytes seen so far */
-    int nfields;
+    int nfields;                /* regular fields as LimitRequestFields
+                                 * counts them, refused ones too */
+    int nrefused;               /* fields over LimitRequestFieldSize or
+                                 * past LimitRequestFields */
     apr_uint64_t names_seen;    /* a bit per name hash: repeats are rare */
     int has_repeats;            /* a name came more than once */
     int seen_regular;
@@ -86,7 +101,9 @@ typedef struct h2_req_head {
     apr_size_t cookie_len;      /*   their length */
     apr_size_t cookie_cap;      /*   the room in cookie */
     apr_size_t charged;         /* bytes charged to limits.budget */
-    h2_hdr_result error;        /* first error seen, H2_HDR_OK if none */
+    h2_hdr_result error;        /* first error seen, H2_HDR_OK if none; one
+                                 * answered with a status gives way to a
+                                 * later one answered with a reset */
     const char *error_field;    /* the field that was too large, for logs */
     int error_merged;           /*   too large once merged with its repeats */
     const char *orig_host;      /* a host field :authority replaced */
@@ -100,13 +117,16 @@ void h2_req_head_init_trailer(h2_req_head *h, apr_pool_t *p,
                               const h2_hdr_limits *lim, apr_table_t *trailers);
 
 /* Add one decoded field. After the first error, further fields are only
- * counted; the error stays available in h->error. */
+ * checked and counted, not kept; the error stays available in h->error.
+ * As nghttp2 checks every field before stock sees it, a malformed field
+ * (or a pseudo-header missing at the end) makes the stream malformed
+ * even after a limit was broken. */
 h2_hdr_result h2_req_head_add(h2_req_head *h, const char *name, apr_size_t nlen,
                               const char *value, apr_size_t vlen);
 
-/* Finish the block: required pseudo-headers, host/authority agreement,
- * request line length. Sets the "host" field from :authority and joins
- * the cookie crumbs into one "cookie" field. */
+/* Finish the block: required pseudo-headers, host/authority agreement.
+ * Sets the "host" field from :authority and joins the cookie crumbs into
+ * one "cookie" field. */
 h2_hdr_result h2_req_head_end(h2_req_head *h);
 
 /* Give back what h charged to its connection's budget. */

@@ -154,6 +154,21 @@ static const char *request_target(request_rec *r, const h2_req_head *req)
     return req->path? req->path : req->authority;
 }
 
+/* 1 when r, an extended CONNECT for a WebSocket (made a GET with Upgrade
+ * by h2_headers_check), went to a virtual host where H2WebSockets is off:
+ * the connection's server announced them, the request's does not take
+ * them. Answered 501 (not implemented here), as stock answers it. */
+static int ws_refused(request_rec *r)
+{
+    if (h2_config_sget(r->server, H2_CONF_WEBSOCKETS) == 1) {
+        return 0;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, APLOGNO(21321)
+                  "h2_request: WebSocket to %s on a virtual host with "
+                  "H2WebSockets off, answering 501", r->uri);
+    return 1;
+}
+
 void h2_request_run(conn_rec *c2, const h2_x_req *xr, const h2_request_env *env,
                     request_rec **pr)
 {
@@ -182,6 +197,9 @@ void h2_request_run(conn_rec *c2, const h2_x_req *xr, const h2_request_env *env,
     else if (!set_request_line(r, req, target) || !ap_check_request_header(r)) {
         status = r->status? r->status : HTTP_BAD_REQUEST;
         if (status == HTTP_OK) status = HTTP_BAD_REQUEST;
+    }
+    else if (req->websocket && ws_refused(r)) {
+        status = HTTP_NOT_IMPLEMENTED;
     }
     else {
         if (req->websocket) {

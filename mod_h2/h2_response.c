@@ -323,11 +323,56 @@ apr_table_t *h2_response_push_fields(request_rec *r, const apr_array_header_t *p
     return t;
 }
 
-/* Server push: the paths a 2xx response's preload links and the
- * H2PushResource of its location name (unless its 103 promised those
- * already) go to the connection thread ahead of the head, which promises
- * those the client has not been pushed. Returns the PUSH item's fields or
- * NULL; the response's own fields get push-policy. */
+apr_array_header_t *h2_response_config_pushes(request_rec *r, const char *scheme,
+                                              const char *authority)
+{
+    apr_array_header_t *res = h2_config_push_resources(r);
+    apr_array_header_t *hints = h2_config_early_hints(r), *paths;
+    int i;
+
+    if (!hints && !res) {
+        return NULL;
+    }
+    paths = res? apr_array_copy(r->pool, res)
+               : apr_array_make(r->pool, 4, sizeof(const char *));
+    for (i = 0; hints && i + 1 < hints->nelts; i += 2) {
+        if (!strcasecmp(APR_ARRAY_IDX(hints, i, const char *), "Link")) {
+            h2_push_links(r->pool, APR_ARRAY_IDX(hints, i + 1, const char *),
+                          scheme, authority, paths);
+        }
+    }
+    return paths->nelts? paths : NULL;
+}
+
+apr_table_t *h2_response_hint_fields(request_rec *r)
+{
+    apr_array_header_t *res = h2_config_push_resources(r);
+    apr_array_header_t *hints = h2_config_early_hints(r);
+    apr_table_t *t;
+    int i;
+
+    if ((!res || !res->nelts) && (!hints || hints->nelts < 2)) {
+        return NULL;
+    }
+    t = apr_table_make(r->pool, 4);
+    for (i = 0; res && i < res->nelts; ++i) {
+        const char *path = APR_ARRAY_IDX(res, i, const char *);
+        apr_table_merge(t, "Link", path[0] == '!'?
+                        apr_psprintf(r->pool, "<%s>; rel=preload; critical", path + 1)
+                        : apr_psprintf(r->pool, "<%s>; rel=preload", path));
+    }
+    for (i = 0; hints && i + 1 < hints->nelts; i += 2) {
+        apr_table_merge(t, APR_ARRAY_IDX(hints, i, const char *),
+                        APR_ARRAY_IDX(hints, i + 1, const char *));
+    }
+    return t;
+}
+
+/* Server push: the paths a 2xx response's preload links and its
+ * location's own (unless its 103 promised those already) name go to the
+ * connection thread ahead of the head, which promises those the client
+ * has not been pushed. Returns the PUSH item's fields or NULL; the
+ * response's own fields get push-policy. */
 static apr_table_t *push_paths(const h2_resp_stream *st, request_rec *r,
                                apr_table_t *fields)
 {
@@ -340,7 +385,7 @@ static apr_table_t *push_paths(const h2_resp_stream *st, request_rec *r,
     lc.scheme = st->push_scheme;
     lc.authority = st->push_authority;
     if (!apr_table_get(r->notes, H2_NOTE_PUSHED_EARLY)) {
-        res = h2_config_push_resources(r);
+        res = h2_response_config_pushes(r, st->push_scheme, st->push_authority);
     }
     if (!res && !apr_table_get(fields, "Link")) {
         return NULL;

@@ -66,9 +66,21 @@ void h2_response_add_filter(request_rec *r, const h2_resp_stream *st);
  * that accepts it on a stream (RFC 8441 5): no handshake fields. */
 void h2_response_ws_accepted(apr_table_t *fields);
 
-/* r's request note: its 103 Early Hints promised its H2PushResource
- * paths already (h2_c2.c), the final response does not again. */
+/* r's request note: its 103 Early Hints promised the paths of its
+ * location already (h2_c2.c), the final response does not again. */
 #define H2_NOTE_PUSHED_EARLY "h2-pushed-early"
+
+/* The paths r's location pushes of itself, as stock: its H2PushResource
+ * paths ("!path": critical) and those its H2EarlyHint Link fields ask to
+ * preload (of scheme://authority); NULL when there are none. Worker. */
+apr_array_header_t *h2_response_config_pushes(request_rec *r, const char *scheme,
+                                              const char *authority);
+
+/* The fields of r's 103 Early Hints, in r's pool: a preload Link for each
+ * H2PushResource path, then the H2EarlyHint fields, the values of a name
+ * joined with ", " into one field (as stock sends them); NULL when the
+ * location has none. Worker. */
+apr_table_t *h2_response_hint_fields(request_rec *r);
 
 /* The fields of a PUSH item for paths ("!path": critical), in r's pool,
  * or NULL when there are none or the client's accept-push-policy says

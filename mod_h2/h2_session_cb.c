@@ -278,7 +278,7 @@ static void log_over_limit(h2_session *s, h2_stream *stream, h2_hdr_result res,
                             "exceeds LimitRequestFields (%d)", h->limits.max_fields);
         break;
     case H2_HDR_ERR_LINE_TOO_LONG:
-        what = apr_psprintf(stream->pool, "the request line exceeds "
+        what = apr_psprintf(stream->pool, "a pseudo-header exceeds "
                             "LimitRequestLine (%" APR_SIZE_T_FMT ")",
                             h->limits.max_line_len);
         break;
@@ -291,6 +291,34 @@ static void log_over_limit(h2_session *s, h2_stream *stream, h2_hdr_result res,
     ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21081)
                   "h2_session(%ld-%d): %s, answering %d", s->id, stream->id,
                   what, status);
+}
+
+/* The reset for a head that is refused without an answer: malformed
+ * (RFC 9113 8.1.1), or so far beyond httpd's limits that stock resets
+ * it (INTERNAL_ERROR; ENHANCE_YOUR_CALM for a flood of fields). */
+static void refuse_head(h2_session *s, h2_stream *stream, h2_hdr_result res)
+{
+    uint32_t code = H2_ERR_PROTOCOL_ERROR;
+
+    switch (res) {
+    case H2_HDR_ERR_METHOD_TOO_LONG:
+    case H2_HDR_ERR_REFUSED_MANY:
+        code = H2_ERR_INTERNAL_ERROR;
+        break;
+    case H2_HDR_ERR_FIELDS_FLOOD:
+        code = H2_ERR_ENHANCE_YOUR_CALM;
+        break;
+    default:
+        break;
+    }
+    if (code != H2_ERR_PROTOCOL_ERROR) {
+        ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, s->c1, APLOGNO(21320)
+                      "h2_session(%ld-%d): %s, resetting the stream", s->id,
+                      stream->id, h2_hdr_result_str(res));
+        /* the client's doing, as a malformed head is */
+        h2_session_count_fault(s, stream->id);
+    }
+    h2_session_fail(s, stream->id, code, h2_hdr_result_str(res));
 }
 
 static void on_request_headers(h2_session *s, h2_stream *stream,
@@ -316,8 +344,7 @@ static void on_request_headers(h2_session *s, h2_stream *stream,
     }
     if (res != H2_HDR_OK) {
         if (!h2_hdr_result_as_status(res, &status)) {
-            h2_session_fail(s, stream->id, H2_ERR_PROTOCOL_ERROR,
-                         h2_hdr_result_str(res));
+            refuse_head(s, stream, res);
             return;
         }
         /* beyond httpd's limits: answered as HTTP/1.1 answers it, by

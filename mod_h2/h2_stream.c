@@ -72,12 +72,16 @@ h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
     apr_pool_t *pool;
     h2_stream *stream;
 
-    if (stream_allocator) {
-        /* freed explicitly by h2_stream_destroy(), always */
-        apr_pool_create_unmanaged_ex(&pool, NULL, stream_allocator);
-    }
-    else {
-        apr_pool_create(&pool, parent);
+    /* A child of the connection's pool, as httpd's requests are, so that
+     * walking up from it reaches the process's root pool (apr-util keeps
+     * its driver table there: under a root of our own that we destroy, its
+     * next user crashed). Linking takes the lock of the connection pool's
+     * allocator if it has one; only this connection's thread creates or
+     * destroys its children. The session's teardown (a pre-cleanup of the
+     * connection's pool) destroys every stream before the pool's children
+     * would go. */
+    if (apr_pool_create_ex(&pool, parent, NULL, stream_allocator) != APR_SUCCESS) {
+        abort();
     }
     apr_pool_tag(pool, "h2_stream");
     stream = apr_pcalloc(pool, sizeof(*stream));

@@ -139,19 +139,32 @@ def fpm_log_clean(request):
                     % (f.error_log, "\n".join(problems)), pytrace=False)
 
 
+def build_test_module(tmp_path_factory, name):
+    """test/modules/NAME.c built with apxs in a temporary directory: the
+    path of its .so."""
+    src0 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modules",
+                        name + ".c")
+    d = tmp_path_factory.mktemp(name)
+    src = str(d / os.path.basename(src0))      # objects land next to the source
+    shutil.copy(src0, src)
+    r = subprocess.run(["apxs", "-c", "-o", str(d / (name + ".la")), src],
+                       cwd=str(d), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    assert r.returncode == 0, r.stdout
+    so = d / ".libs" / (name + ".so")
+    assert so.exists(), r.stdout
+    return str(so)
+
+
 @pytest.fixture(scope="session")
 def optfn_module(tmp_path_factory):
     """The test module test/modules/mod_h2_optfn_test.c, built with apxs:
     its handlers call the optional functions and fail in set ways."""
-    src0 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modules",
-                        "mod_h2_optfn_test.c")
-    d = tmp_path_factory.mktemp("optfn")
-    src = str(d / os.path.basename(src0))      # objects land next to the source
-    shutil.copy(src0, src)
-    r = subprocess.run(["apxs", "-c", "-o", str(d / "mod_h2_optfn_test.la"), src],
-                       cwd=str(d), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True)
-    assert r.returncode == 0, r.stdout
-    so = d / ".libs" / "mod_h2_optfn_test.so"
-    assert so.exists(), r.stdout
-    return str(so)
+    return build_test_module(tmp_path_factory, "mod_h2_optfn_test")
+
+
+@pytest.fixture(scope="session")
+def pooltree_module(tmp_path_factory):
+    """The test module test/modules/mod_h2_pooltree_test.c, built with
+    apxs: its handler reports where the request's pools hang."""
+    return build_test_module(tmp_path_factory, "mod_h2_pooltree_test")

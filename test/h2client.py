@@ -629,14 +629,18 @@ def with_vhost_conf(env, name, text):
         env.reload()
 
 
-def module_conf(env, optfn_module, location, handler):
-    """For fixtures: the test module loaded, a location handled by it."""
+def module_conf(env, module_so, location, handler):
+    """For fixtures: a test module (test/modules/mod_NAME.c, built as
+    mod_NAME.so) loaded, a location handled by it."""
+    name = os.path.basename(module_so)[len("mod_"):-len(".so")] + "_module"
     return with_conf(env, handler, """\
-LoadModule h2_optfn_test_module %s
+<IfModule !%s>
+LoadModule %s %s
+</IfModule>
 <Location "%s">
     SetHandler %s
 </Location>
-""" % (optfn_module, location, handler))
+""" % (name, name, module_so, location, handler))
 
 
 # mod_proxy and mod_proxy_http, loaded unless they are

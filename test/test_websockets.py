@@ -5,7 +5,8 @@ that opens a WebSocket over HTTP/1.1: mod_proxy_http (`upgrade=websocket`)
 takes it to a WebSocket backend, its 101 becomes the stream's 200, and
 the stream's DATA carries the WebSocket frames both ways until either side
 closes. Off (the default), the setting is not sent and an extended CONNECT
-is malformed (RFC 8441 5): RST_STREAM PROTOCOL_ERROR.
+is malformed (RFC 8441 5): RST_STREAM PROTOCOL_ERROR. Announced by the
+connection's virtual host but off in the one a request names: 501.
 
 The backend is the `websockets` library's echo server on loopback; the
 client speaks RFC 8441 over the `h2` library with `wsproto` framing."""
@@ -420,6 +421,56 @@ def test_extended_connect_when_off_is_malformed(env, ws_off, how):
             ("sec-websocket-version", "13")]), end_stream=False))
         c.wait(lambda: c.rst.get(1) is not None or c.closed, 5)
     assert c.rst.get(1) == PROTOCOL_ERROR, c.answer()
+
+
+WSOFF_VHOST = """\
+<VirtualHost 127.0.0.1:{port}>
+    ServerName wsoff.{domain}
+    H2WebSockets off
+    DocumentRoot "{docroot}"
+{ssl}</VirtualHost>
+"""
+
+
+@pytest.fixture
+def ws_off_in_a_vhost(env, backend):
+    """H2WebSockets on for the server (and its default vhosts), off in a
+    name-based vhost wsoff.<domain> on both ports."""
+    vhosts = ""
+    for port, tls in ((env.http_port, False), (env.https_port, True)):
+        vhosts += WSOFF_VHOST.format(
+            port=port, domain=env.domain, docroot=env.sandbox.docroot,
+            ssl='    SSLEngine on\n    SSLCertificateFile "%s"\n'
+                '    SSLCertificateKeyFile "%s"\n' % (env.sandbox.server_cert,
+                                                    env.sandbox.server_key)
+            if tls else "")
+    yield from with_conf(env, "websockets", PROXY_CONF % backend + "H2WebSockets on\n"
+                         + opt_in(env) + vhosts)
+
+
+@pytest.mark.parametrize("how", ["h2c", "h2"])
+@pytest.mark.parametrize("path", ["/ws/echo", "/index.html"])
+def test_extended_connect_to_a_vhost_with_websockets_off_is_501(env, ws_off_in_a_vhost,
+                                                                how, path):
+    """The connection's vhost announces extended CONNECT; the vhost the
+    :authority names has H2WebSockets off: 501 with httpd's error page
+    (Allow: TRACE, the GET it became named in it), as stock answers, and
+    the connection goes on."""
+    with RawConn(env, how) as c:
+        assert c.wait(lambda: c.server_settings, 5), c.answer()
+        assert dict(c.server_settings[0]).get(ENABLE_CONNECT_PROTOCOL) == 1
+        port = env.https_port if how == "h2" else env.http_port
+        c.send(headers_frame(1, hp_block([
+            (":method", "CONNECT"), (":protocol", "websocket"), (":scheme", c.scheme),
+            (":authority", "wsoff.%s:%d" % (env.domain, port)), (":path", path),
+            ("sec-websocket-version", "13")]), end_stream=False))
+        c.wait(lambda: 1 in c.ended or c.rst.get(1) is not None or c.closed, 5)
+    assert c.status(1) == 501 and 1 in c.ended, c.answer()
+    fields = dict(c.headers[1][0])
+    assert fields["allow"] == "TRACE" and fields["content-length"] == str(len(c.data[1]))
+    assert b"<title>501 Not Implemented</title>" in c.data[1]
+    assert b"<p>GET not supported for current URL." in c.data[1]
+    assert not c.goaways and not c.closed, c.answer()
 
 
 @pytest.mark.parametrize("headers", [

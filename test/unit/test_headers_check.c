@@ -411,12 +411,13 @@ static void test_repeated_fields_are_held_to_field_size_once_merged(void)
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_FIELD_TOO_LARGE);
 }
 
-static void test_request_line_limit_bounds_the_path(void)
+static void test_request_line_limit_bounds_each_pseudo_header(void)
 {
     /* LimitRequestLine 30: a :path of 30 characters passes, 31 do not
-     * (as stock applies it; the method does not count) */
+     * (as stock applies it; the method does not count toward it) */
     h2_hdr_limits small = { 8190, 100, 30, 0 };
     h2_req_head h;
+    int status = 0;
 
     h2_req_head_init(&h, pool, &small);
     ADD(&h, ":method", "OPTIONS");
@@ -426,8 +427,137 @@ static void test_request_line_limit_bounds_the_path(void)
     h2_req_head_init(&h, pool, &small);
     ADD(&h, ":method", "GET");
     ADD(&h, ":scheme", "https");
-    ADD(&h, ":path", "/123456789012345678901234567890");
+    CHECK(ADD(&h, ":path", "/123456789012345678901234567890") == H2_HDR_ERR_LINE_TOO_LONG);
     CHECK(h2_req_head_end(&h) == H2_HDR_ERR_LINE_TOO_LONG);
+    /* the other pseudo-headers alike, answered 414 */
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":authority", "a123456789012345678901234567890.example");
+    ADD(&h, ":path", "/");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_LINE_TOO_LONG);
+    CHECK(h2_hdr_result_as_status(h.error, &status) && status == 414);
+    /* a field over LimitRequestFieldSize after it: 431, as stock */
+    h2_req_head_init(&h, pool, &small);
+    h.limits.max_field_len = 10;
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/123456789012345678901234567890");
+    CHECK(ADD(&h, "x-small", "1") == H2_HDR_ERR_LINE_TOO_LONG);
+    CHECK(ADD(&h, "x-big", "12345") == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(!strcmp(h.error_field, "x-big"));
+    /* a method over it is no request: reset, no answer */
+    h2_req_head_init(&h, pool, &small);
+    CHECK(ADD(&h, ":method", "ABCDEFGHIJABCDEFGHIJABCDEFGHIJK")
+          == H2_HDR_ERR_METHOD_TOO_LONG);
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_METHOD_TOO_LONG);
+    CHECK(!h2_hdr_result_as_status(h.error, &status));
+    /* and one of 30 characters is a request (httpd decides about it) */
+    h2_req_head_init(&h, pool, &small);
+    ADD(&h, ":method", "ABCDEFGHIJABCDEFGHIJABCDEFGHIJ");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, ":path", "/");
+    CHECK(h2_req_head_end(&h) == H2_HDR_OK);
+}
+
+/* A GET for / with LimitRequestFieldSize 20, LimitRequestFields 10. */
+static void small_limits_request(h2_req_head *h)
+{
+    static const h2_hdr_limits small = { 20, 10, 8190, 0 };
+    h2_req_head_init(h, pool, &small);
+    ADD(h, ":method", "GET");
+    ADD(h, ":scheme", "https");
+    ADD(h, ":path", "/");
+}
+
+#define BIG "0123456789012345678901234567890"     /* over 20 with any name */
+
+/* n fields named <prefix><i> with value v; the result of the last. */
+static h2_hdr_result add_fields(h2_req_head *h, const char *prefix, int n, const char *v)
+{
+    char name[16];
+    h2_hdr_result res = H2_HDR_OK;
+    int i;
+
+    for (i = 0; i < n; ++i) {
+        apr_snprintf(name, sizeof(name), "%s%d", prefix, i);
+        res = ADD(h, name, v);
+    }
+    return res;
+}
+
+static void test_a_hundred_refused_fields_are_answered_more_are_reset(void)
+{
+    h2_req_head h;
+    int status = 0;
+
+    /* each over LimitRequestFieldSize: 100 get 431, the 101st a reset */
+    small_limits_request(&h);
+    add_fields(&h, "x-", 100, BIG);
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(h.nrefused == 100);
+    CHECK(ADD(&h, "x-last", BIG) == H2_HDR_ERR_REFUSED_MANY);
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_REFUSED_MANY);
+    CHECK(!h2_hdr_result_as_status(h.error, &status));
+
+    /* past LimitRequestFields (10): 100 more are answered, one more not */
+    small_limits_request(&h);
+    add_fields(&h, "x-", 110, "1");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_TOO_MANY);
+    CHECK(ADD(&h, "x-last", "1") == H2_HDR_ERR_FIELDS_FLOOD);
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_FIELDS_FLOOD);
+
+    /* a field both past the count and over the size is refused once */
+    small_limits_request(&h);
+    add_fields(&h, "x-", 10, "1");
+    add_fields(&h, "y-", 100, BIG);
+    CHECK(h.nrefused == 100 && h.error == H2_HDR_ERR_FIELD_TOO_LARGE);
+
+    /* fields refused for their size do not count toward the 10 */
+    small_limits_request(&h);
+    add_fields(&h, "y-", 100, BIG);
+    CHECK(add_fields(&h, "x-", 10, "1") == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(h.nrefused == 100);
+    CHECK(ADD(&h, "x-11", "1") == H2_HDR_ERR_REFUSED_MANY);
+}
+
+static void test_malformed_after_a_limit_is_malformed(void)
+{
+    h2_req_head h;
+
+    /* a value with DEL after a field over the size */
+    small_limits_request(&h);
+    CHECK(ADD(&h, "x-big", BIG) == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(ADD(&h, "x-del", "a\x7f") == H2_HDR_ERR_VALUE);
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_VALUE);
+    /* a name in capitals, a connection-specific field, a late pseudo-header */
+    small_limits_request(&h);
+    ADD(&h, "x-big", BIG);
+    CHECK(ADD(&h, "X-Up", "1") == H2_HDR_ERR_NAME && h.error == H2_HDR_ERR_NAME);
+    small_limits_request(&h);
+    ADD(&h, "x-big", BIG);
+    ADD(&h, "connection", "close");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_CONN_SPECIFIC);
+    small_limits_request(&h);
+    ADD(&h, "x-big", BIG);
+    ADD(&h, ":foo", "1");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_PSEUDO_LATE);
+    /* a :path missing at the end */
+    h2_req_head_init(&h, pool, &limits);
+    ADD(&h, ":method", "GET");
+    ADD(&h, ":scheme", "https");
+    ADD(&h, "x-big", BIG);
+    h.limits.max_field_len = 20;
+    CHECK(ADD(&h, "x-big2", BIG) == H2_HDR_ERR_FIELD_TOO_LARGE);
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_PSEUDO_MISSING);
+    /* once reset, the first reason stays */
+    small_limits_request(&h);
+    add_fields(&h, "x-", 101, BIG);
+    ADD(&h, "x-del", "a\x7f");
+    CHECK(h2_req_head_end(&h) == H2_HDR_ERR_REFUSED_MANY);
 }
 
 /* 1 when a handler's response field can go out (or is left out quietly,
@@ -601,7 +731,9 @@ int main(void)
     test_joined_cookie_is_held_against_field_size();
     test_connection_budget_is_shared_and_given_back();
     test_repeated_fields_are_held_to_field_size_once_merged();
-    test_request_line_limit_bounds_the_path();
+    test_request_line_limit_bounds_each_pseudo_header();
+    test_a_hundred_refused_fields_are_answered_more_are_reset();
+    test_malformed_after_a_limit_is_malformed();
     test_response_fields_with_controls_cannot_go_out();
     test_response_values_are_checked_at_every_position();
     test_limits_answer_with_status();
