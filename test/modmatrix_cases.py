@@ -143,7 +143,7 @@ AuthnCacheSOCache shmcb
     AuthType Basic
     AuthName "matrix groups"
     AuthUserFile {data}/passwd
-    AuthGroupFile {doc}/../../../mdata/authz_groupfile/groups
+    AuthGroupFile {data}/groups
     Require group admins
 </Directory>
 """, data={"groups": "admins: alice\nstaff: bob\n"}, setup=htpasswd_setup(USERS),

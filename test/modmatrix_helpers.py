@@ -30,6 +30,20 @@ def stop_pid(pid, timeout=10):
         os.kill(pid, signal.SIGKILL)
 
 
+def stop_by_pid_file(pid_file, marker):
+    """Stop the process pid_file names if its command line holds marker
+    (so that a pid reused by another process is left alone)."""
+    try:
+        with open(pid_file) as f:
+            pid = int(f.read().strip())
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            mine = marker in f.read()
+    except (OSError, ValueError):
+        return
+    if mine:
+        stop_pid(pid)
+
+
 def wait_port(port, proc, what, timeout=15):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -41,7 +55,20 @@ def wait_port(port, proc, what, timeout=15):
     raise RuntimeError("%s did not listen on %d within %ds" % (what, port, timeout))
 
 
-class Slapd:
+class Helper:
+    """What the helpers share: the process they started (proc), or one
+    an interrupted run left (stop_stale())."""
+
+    def stop(self):
+        if self.proc:
+            stop_pid(self.proc.pid)
+            self.proc.wait()
+            self.proc = None
+        else:
+            self.stop_stale()
+
+
+class Slapd(Helper):
     """slapd with one mdb database (LDAP_SUFFIX): ou=people with the
     LDAP_USERS (inetOrgPerson, userPassword in {SSHA}), ou=groups with
     cn=admins (groupOfNames) holding LDAP_ADMINS."""
@@ -113,26 +140,11 @@ access to * by * read
 
     def stop_stale(self):
         """A slapd of an interrupted run, by its pid file."""
-        try:
-            with open(self.pid_file) as f:
-                pid = int(f.read().strip())
-            with open("/proc/%d/cmdline" % pid, "rb") as f:
-                mine = self.dir.encode() in f.read()
-        except (OSError, ValueError):
-            return
-        if mine:
-            stop_pid(pid)
-
-    def stop(self):
-        if self.proc:
-            stop_pid(self.proc.pid)
-            self.proc.wait()
-            self.proc = None
-        else:
-            self.stop_stale()
+        stop_by_pid_file(self.pid_file, self.dir.encode())
 
 
-class HttpBackend:
+
+class HttpBackend(Helper):
     """python's http.server (HTTP/1.0) serving `root` on a loopback port."""
 
     def __init__(self, base_dir, port, root):
@@ -153,20 +165,17 @@ class HttpBackend:
         wait_port(self.port, self.proc, "the backend")
 
     def stop_stale(self):
-        try:
-            with open(self.pid_file) as f:
-                pid = int(f.read().strip())
-            with open("/proc/%d/cmdline" % pid, "rb") as f:
-                mine = b"http.server" in f.read()
-        except (OSError, ValueError):
-            return
-        if mine:
-            stop_pid(pid)
+        stop_by_pid_file(self.pid_file, b"http.server")
 
-    def stop(self):
-        if self.proc:
-            stop_pid(self.proc.pid)
-            self.proc.wait()
-            self.proc = None
-        else:
-            self.stop_stale()
+
+
+def stop_leftovers(matrix_dir, http_port):
+    """Stop what an interrupted matrix run left next to its httpd (by the
+    pid files under matrix_dir): `python3 test/h2env.py finish` calls it."""
+    Slapd(matrix_dir, http_port + 6).stop_stale()
+    HttpBackend(matrix_dir, http_port + 5, None).stop_stale()
+    from phpfpm import PhpFpm
+    fpm = PhpFpm(matrix_dir, name="fpm-matrix")
+    pid = fpm._stale_pid()
+    if pid:
+        fpm._stop_pid(pid)

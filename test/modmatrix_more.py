@@ -37,6 +37,8 @@ NOT_COVERED = {
                        "a responder)",
     "mod_socache_memcache, mod_socache_redis": "need a memcached or Redis server",
     "mod_suexec": "needs Debian's apache2-suexec-pristine (a setuid helper)",
+    "mod_dav_lock": "the generic lock database for DAV providers without locks of their "
+                    "own (mod_dav_svn); mod_dav_fs (covered) has its own",
     "mod_http2": "the module under test itself",
     "mod_mpm_event, mod_mpm_worker, mod_mpm_prefork": "the MPMs: the matrix's columns",
     "mod_slotmem_plain": "a slot provider for modules that ask for it by name; "
@@ -85,6 +87,7 @@ ProxyPass {loc}/hc/ balancer://matrixhc/
 <Location {loc}/p/>
     ProxyPass http://127.0.0.1:{backend}/backend/
     ProxyHTMLEnable On
+    ProxyHTMLLinks a href
     ProxyHTMLURLMap http://backend.example/backend/ {loc}/p/
 </Location>
 """, steps=(get("p/page.html", expect_body=b'href="/m/proxy_html/p/hello.txt"'),),
