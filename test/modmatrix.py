@@ -132,6 +132,7 @@ class Case:
     helpers: tuple = ()            # "backend" (HTTP/1.0 on {backend}), "slapd" ({ldap})
     vhost_conf: str = ""           # inside both of the server's vhosts
     settle: float = 0              # seconds to wait, then one more request
+    log: str = ""                  # a log file whose lines are compared too
     note: str = ""                 # a documented difference, for the table
 
     def vars(self, server):
@@ -410,60 +411,98 @@ def first_difference(a, b):
         i, len(a), len(b), a[lo:i + 100], b[lo:i + 100])
 
 
-def run_case(case, server, client):
-    """Run the passes of `case`; returns (problems, per-pass outcomes,
-    crashes seen). Problems are strings; none means the case passed."""
-    problems = []
-    outcomes = {}
-    kids = server.serving_children()
-    log_start = server.log_size()
+def read_log(path, offset, lines, timeout=3):
+    """What was appended to `path` after `offset`, once it has `lines`
+    lines (a request is logged after its response went out)."""
+    deadline = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < deadline:
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                text = f.read().decode("latin-1")
+        except OSError:
+            text = ""
+        if text.count("\n") >= lines:
+            break
+        time.sleep(0.05)
+    return text
+
+
+def run_passes(case, server, client):
+    """Every step over every pass: {pass: [answer, ...]}, and with
+    case.log {pass + "#log": the lines logged}."""
     answers = {}
+    log_path = case.log.format(**case.vars(server)) if case.log else None
     for pass_name, scheme, opt, ref in PASSES:
         port = server.https_port if scheme == "https" else server.http_port
         values = {"base": "%s://%s:%d" % (scheme, client.domain, port)}
         answers[pass_name] = []
-        for i, step in enumerate(case.steps):
+        offset = os.path.getsize(log_path) if log_path and os.path.exists(log_path) else 0
+        for step in case.steps:
             r = client.request(case, step, pass_name, scheme, opt, values)
-            a = answer(r, case, step, pass_name, server)
-            answers[pass_name].append(a)
-            if step.capture:
-                for hname, var in step.capture.items():
-                    values[var] = r.headers.get(hname, "")
-        outcomes[pass_name] = "ok"
+            answers[pass_name].append(answer(r, case, step, pass_name, server))
+            for hname, var in (step.capture or {}).items():
+                values[var] = r.headers.get(hname, "")
+        if log_path:
+            text = read_log(log_path, offset, len(case.steps))
+            answers[pass_name + "#log"] = normalize(text, case, Step(), pass_name, server)
     if case.settle:
         # what a module left to run later (a timer) runs, and a request
         # after it shows whether the child survived that
         time.sleep(case.settle)
         client.curl(client.url("https", "/index.html"), "--http2")
+    return answers
+
+
+def check_reference(step, a, where):
+    bad = []
+    if step.expect is not None and a["status"] != step.expect:
+        bad.append("%s: status %s, expected %s" % (where, a["status"], step.expect))
+    if step.expect_body is not None and step.expect_body.decode("latin-1") not in a["body"]:
+        bad.append("%s: body lacks %r: %r" % (where, step.expect_body, a["body"][:200]))
+    return bad
+
+
+def check_pass(case, server, answers, pass_name, ref):
+    """What is wrong with one pass's answers: against the case's
+    expectations (a reference pass) or against its reference's."""
+    bad = []
+    for i, (step, a) in enumerate(zip(case.steps, answers[pass_name])):
+        where = "step %d (%s %s)" % (i + 1, step.method, step.path or "/")
+        if a["exit"] != 0 or a["status"] is None:
+            bad.append("%s: no answer (curl exit %s)" % (where, a["exit"]))
+            continue
+        if a["protocol"] != PASS_PROTOCOL[pass_name] and not (
+                server.module == "stock" and server.mpm == "prefork"):
+            bad.append("%s: answered over %s" % (where, a["protocol"]))
+        if ref is None:
+            bad += check_reference(step, a, where)
+            continue
+        b = answers[ref][i]
+        if a["status"] != b["status"]:
+            bad.append("%s: status %s, over HTTP/1.1 %s" % (where, a["status"], b["status"]))
+        if a["body"] != b["body"]:
+            bad.append("%s: body differs: %s" % (where, first_difference(a["body"], b["body"])))
+        for h in step.compare:
+            if a["headers"][h] != b["headers"][h]:
+                bad.append("%s: %s: %r, over HTTP/1.1 %r"
+                           % (where, h, a["headers"][h], b["headers"][h]))
+    if case.log:
+        logged = answers[pass_name + "#log"]
+        if ref is None and logged.count("\n") != len(case.steps):
+            bad.append("logged %d lines for %d requests: %r"
+                       % (logged.count("\n"), len(case.steps), logged))
+        elif ref is not None and logged != answers[ref + "#log"]:
+            bad.append("log differs: %r, over HTTP/1.1 %r" % (logged, answers[ref + "#log"]))
+    return bad
+
+
+def child_problems(server, kids, log_start):
+    """Children that died during the case, and errors the HTTP/2 module
+    logged: (problems, crashed pids)."""
+    problems = []
     crashed = [p for p in kids if not pid_alive(p)]
-    for pass_name, scheme, opt, ref in PASSES:
-        bad = []
-        for i, (step, a) in enumerate(zip(case.steps, answers[pass_name])):
-            where = "step %d (%s %s)" % (i + 1, step.method, step.path or "/")
-            if a["exit"] != 0 or a["status"] is None:
-                bad.append("%s: no answer (curl exit %s)" % (where, a["exit"]))
-                continue
-            if a["protocol"] != PASS_PROTOCOL[pass_name] and not (
-                    server.module == "stock" and server.mpm == "prefork"):
-                bad.append("%s: answered over %s" % (where, a["protocol"]))
-            if ref is None:
-                if step.expect is not None and a["status"] != step.expect:
-                    bad.append("%s: status %s, expected %s" % (where, a["status"], step.expect))
-                if step.expect_body is not None and step.expect_body.decode("latin-1") not in a["body"]:
-                    bad.append("%s: body lacks %r: %r" % (where, step.expect_body, a["body"][:200]))
-                continue
-            b = answers[ref][i]
-            if a["status"] != b["status"]:
-                bad.append("%s: status %s, over HTTP/1.1 %s" % (where, a["status"], b["status"]))
-            if a["body"] != b["body"]:
-                bad.append("%s: body differs: %s" % (where, first_difference(a["body"], b["body"])))
-            for h in step.compare:
-                if a["headers"][h] != b["headers"][h]:
-                    bad.append("%s: %s: %r, over HTTP/1.1 %r"
-                               % (where, h, a["headers"][h], b["headers"][h]))
-        if bad:
-            outcomes[pass_name] = "; ".join(bad)
-            problems += ["%s: %s" % (pass_name, b) for b in bad]
     time.sleep(0.05)
     log = server.log_since(log_start)
     # a child the parent reaped in this case's time may have died in the
@@ -477,7 +516,22 @@ def run_case(case, server, client):
     ours = [l for l in log.splitlines() if re.search(r"\[http2:(error|crit|alert|emerg)\]", l)]
     if ours:
         problems.append("the HTTP/2 module logged errors:\n" + "\n".join(ours))
-    return problems, outcomes, crashes
+    return problems, crashes
+
+
+def run_case(case, server, client):
+    """Run the passes of `case`; returns (problems, per-pass outcomes,
+    crashes seen). Problems are strings; none means the case passed."""
+    kids = server.serving_children()
+    log_start = server.log_size()
+    answers = run_passes(case, server, client)
+    problems, outcomes = [], {}
+    for pass_name, scheme, opt, ref in PASSES:
+        bad = check_pass(case, server, answers, pass_name, ref)
+        outcomes[pass_name] = "; ".join(bad) if bad else "ok"
+        problems += ["%s: %s" % (pass_name, b) for b in bad]
+    more, crashes = child_problems(server, kids, log_start)
+    return problems + more, outcomes, crashes
 
 
 class Results:

@@ -132,8 +132,14 @@ LuaMapHandler "^{loc}/lua" {data}/handler.lua handle
 """, data={"handler.lua": LUA_HANDLER},
           steps=(get("lua?x=1", expect_body=b"args=x=1", compare=("content-type", "x-lua")),
                  post("lua", b"lua body {run}", expect_body=b"body=lua body {run}"))),
-        c("log_config", "mod_log_config", "`CustomLog` with a format of its own",
-          conf='CustomLog "{data}/../matrix_access_log" "%h %m %U %>s %b %{{User-Agent}}i"\n'),
+        c("log_config", "mod_log_config",
+          "`CustomLog` with a format of its own, in a `<VirtualHost>`-free server; "
+          "its lines compared", conf="""\
+SetEnvIf Request_URI "^{loc}/" matrix_log
+CustomLog "{data}/access_log" "%h %m %U%q %>s %b %{{X-Log}}i %{{Content-Type}}o" env=matrix_log
+""", steps=(get(headers=("X-Log: one",)), get("nothing", expect=404),
+            post("hello.txt?{run}", b"x")),
+          log="{data}/access_log"),
         c("ratelimit", "mod_ratelimit", "`SetOutputFilter RATE_LIMIT`, rate-limit 512 KiB/s",
           modules=("ratelimit",), conf="""\
 <Location {loc}/>
