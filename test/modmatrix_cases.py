@@ -65,23 +65,39 @@ def htpasswd_setup(users, digest=False):
 USERS = {"alice": "alice-pw", "bob": "bob-pw", "www-data": "www-pw"}
 
 
+def basic_dir(realm, *lines, before=""):
+    """Configuration: Basic auth on the case's directory, with `lines`
+    (provider, files, Require) inside."""
+    return before + """\
+<Directory {doc}>
+    AuthType Basic
+    AuthName "matrix %s"
+%s</Directory>
+""" % (realm, "".join("    %s\n" % l for l in lines))
+
+
 def basic(user_pw, path="hello.txt", expect=200, **kw):
     return get(path, expect=expect, curl_args=("-u", user_pw),
                compare=("content-type", "www-authenticate"), **kw)
+
+
+# the form login's settings, for the protected directory and the login
+# handler alike
+FORM_AUTH = """\
+    AuthType form
+    AuthName "matrix form"
+    AuthFormProvider file
+    AuthUserFile {data}/passwd
+    Session On
+    SessionCookieName formsession path=/
+"""
 
 
 def auth_cases():
     return [
         c("auth_basic", "mod_auth_basic, mod_authn_file, mod_authz_user",
           "`AuthType Basic`, `AuthUserFile` by htpasswd, `Require user alice`",
-          conf="""\
-<Directory {doc}>
-    AuthType Basic
-    AuthName "matrix basic"
-    AuthUserFile {data}/passwd
-    Require user alice
-</Directory>
-""", setup=htpasswd_setup(USERS),
+          conf=basic_dir("basic", "AuthUserFile {data}/passwd", "Require user alice"), setup=htpasswd_setup(USERS),
           steps=(basic("alice:alice-pw"), basic("bob:bob-pw", expect=401),
                  basic("alice:nope", expect=401), get(expect=401))),
         c("auth_digest", "mod_auth_digest",
@@ -98,55 +114,30 @@ def auth_cases():
           steps=(get(digest="alice:alice-pw"), get(digest="alice:nope", expect=401),
                  get(expect=401, compare=("content-type",)))),
         c("authn_anon", "mod_authn_anon", "`AuthBasicProvider anon`, `Anonymous guest`",
-          modules=("authn_anon",), conf="""\
-<Directory {doc}>
-    AuthType Basic
-    AuthName "matrix anon"
-    AuthBasicProvider anon
-    Anonymous guest
-    Anonymous_MustGiveEmail on
-    Require valid-user
-</Directory>
-""", steps=(basic("guest:me@example.com"), basic("alice:me@example.com", expect=401))),
+          modules=("authn_anon",), conf=basic_dir(
+              "anon", "AuthBasicProvider anon", "Anonymous guest",
+              "Anonymous_MustGiveEmail on", "Require valid-user"), steps=(basic("guest:me@example.com"), basic("alice:me@example.com", expect=401))),
         c("authn_core", "mod_authn_core", "`<AuthnProviderAlias file ...>` used by Basic",
           conf="""\
 <AuthnProviderAlias file matrixfile>
     AuthUserFile {data}/passwd
 </AuthnProviderAlias>
-<Directory {doc}>
-    AuthType Basic
-    AuthName "matrix alias"
-    AuthBasicProvider matrixfile
-    Require valid-user
-</Directory>
-""", setup=htpasswd_setup(USERS),
+""" + basic_dir("alias", "AuthBasicProvider matrixfile", "Require valid-user"), setup=htpasswd_setup(USERS),
           steps=(basic("bob:bob-pw"), basic("bob:nope", expect=401))),
         c("authn_socache", "mod_authn_socache",
           "`AuthnCacheSOCache shmcb`, file logins cached (`AuthnCacheProvideFor file`)",
           modules=("authn_socache",), conf="""\
 AuthnCacheSOCache shmcb
-<Directory {doc}>
-    AuthType Basic
-    AuthName "matrix socache"
-    AuthBasicProvider socache file
-    AuthUserFile {data}/passwd
-    AuthnCacheProvideFor file
-    AuthnCacheContext matrix
-    Require valid-user
-</Directory>
-""", setup=htpasswd_setup(USERS),
+""" + basic_dir("socache", "AuthBasicProvider socache file", "AuthUserFile {data}/passwd",
+                "AuthnCacheProvideFor file", "AuthnCacheContext matrix",
+                "Require valid-user"), setup=htpasswd_setup(USERS),
           steps=(basic("alice:alice-pw"), basic("alice:alice-pw"),
                  basic("alice:nope", expect=401))),
         c("authz_groupfile", "mod_authz_groupfile", "`AuthGroupFile`, `Require group`",
-          modules=("authz_groupfile",), conf="""\
-<Directory {doc}>
-    AuthType Basic
-    AuthName "matrix groups"
-    AuthUserFile {data}/passwd
-    AuthGroupFile {data}/groups
-    Require group admins
-</Directory>
-""", data={"groups": "admins: alice\nstaff: bob\n"}, setup=htpasswd_setup(USERS),
+          modules=("authz_groupfile",), conf=basic_dir(
+              "groups", "AuthUserFile {data}/passwd", "AuthGroupFile {data}/groups",
+              "Require group admins"), data={"groups": "admins: alice\nstaff: bob\n"},
+          setup=htpasswd_setup(USERS),
           steps=(basic("alice:alice-pw"), basic("bob:bob-pw", expect=401))),
         c("authz_host", "mod_authz_host", "`Require ip`, `Require not ip` in `<RequireAll>`",
           conf="""\
@@ -162,14 +153,8 @@ AuthnCacheSOCache shmcb
 """, files={"hello.txt": HELLO, "no/hello.txt": HELLO},
           steps=(get(), get("no/hello.txt", expect=403))),
         c("authz_owner", "mod_authz_owner", "`Require file-owner` (user www-data)",
-          modules=("authz_owner",), conf="""\
-<Directory {doc}>
-    AuthType Basic
-    AuthName "matrix owner"
-    AuthUserFile {data}/passwd
-    Require file-owner
-</Directory>
-""", setup=htpasswd_setup(USERS),
+          modules=("authz_owner",), conf=basic_dir(
+              "owner", "AuthUserFile {data}/passwd", "Require file-owner"), setup=htpasswd_setup(USERS),
           steps=(basic("www-data:www-pw"), basic("alice:alice-pw", expect=401))),
         c("access_compat", "mod_access_compat", "`Order`, `Allow from`, `Deny from`",
           modules=("access_compat",), conf="""\
@@ -188,26 +173,14 @@ AuthnCacheSOCache shmcb
           "`AuthType form`, a login handler, the session in a cookie",
           modules=("session", "session_cookie", "request", "auth_form"), conf="""\
 <Directory {doc}>
-    AuthType form
-    AuthName "matrix form"
-    AuthFormProvider file
-    AuthUserFile {data}/passwd
-    Session On
-    SessionCookieName formsession path=/
-    Require valid-user
+%s    Require valid-user
 </Directory>
 <Location {loc}/login>
     SetHandler form-login-handler
     AuthFormLoginSuccessLocation {loc}/hello.txt
-    AuthType form
-    AuthName "matrix form"
-    AuthFormProvider file
-    AuthUserFile {data}/passwd
-    Session On
-    SessionCookieName formsession path=/
-    Require all granted
+%s    Require all granted
 </Location>
-""", setup=htpasswd_setup(USERS),
+""" % (FORM_AUTH, FORM_AUTH), setup=htpasswd_setup(USERS),
           steps=(get(expect=401),
                  post("login", b"httpd_username=alice&httpd_password=alice-pw",
                       expect=302, compare=("location",), capture={"set-cookie": "cookie"}),
