@@ -68,10 +68,10 @@ What it found, and what was changed:
   the connection open, as over HTTP/1.1.
 - Where only stock fails (the "stock" column): besides mod_reflector and
   mod_dialup, a file mod_file_cache keeps open (`CacheFile`) comes cut
-  short on a later h2 connection, and in a case's first h2 pass a stream
-  was reset where its request body went to a resource that answers
-  without reading it (a PUT to a locked DAV resource, a POST to a static
-  file).
+  short on a later h2 connection, and in some runs, in a case's first h2
+  pass, a stream was reset where its request body went to a resource
+  that answers without reading it (a PUT to a locked DAV resource, a POST
+  to a static file).
 
 Run it: `python3 -m pytest test/test_module_matrix.py` (all three MPMs,
 about a minute and a half; `H2_TEST_MPM=worker` for one,

@@ -129,7 +129,8 @@ class Case:
     fresh: bool = False            # a fresh child before its first request
     mpms: tuple = ("event",)
     needs: tuple = ()              # files that must exist (packages)
-    helpers: tuple = ()            # "backend" (HTTP/1.0 on {backend}), "slapd" ({ldap})
+    helpers: tuple = ()            # "backend" (HTTP/1.0 on {backend}), "slapd" ({ldap}),
+                                   # "gateways" ({scgi}, {uwsgi}, {fcgi}), "fpm"
     vhost_conf: str = ""           # inside both of the server's vhosts
     settle: float = 0              # seconds to wait, then one more request
     log: str = ""                  # a log file whose lines are compared too
@@ -140,6 +141,8 @@ class Case:
                 "data": server.path("mdata", self.name), "r": server.run_dir,
                 "http": server.http_port, "https": server.https_port,
                 "backend": server.http_port + 5, "ldap": server.http_port + 6,
+                "scgi": server.http_port + 7, "uwsgi": server.http_port + 8,
+                "fcgi": server.http_port + 9,
                 "mods": SYS_MODULE_DIR}
 
     def missing(self):
@@ -245,7 +248,7 @@ class MatrixServer(Sandbox):
         self.wait_children()
 
     def start_helpers(self):
-        from modmatrix_helpers import HttpBackend, Slapd
+        from modmatrix_helpers import Gateways, HttpBackend, Slapd
         wanted = set(h for c in self.cases for h in c.helpers)
         if "backend" in wanted:
             root = self.path("backend")
@@ -264,6 +267,11 @@ class MatrixServer(Sandbox):
             f.start()
             self.helpers.append(f)
             self.add_conf("phpfpm", f.httpd_conf())
+        if "gateways" in wanted:
+            g = Gateways(self.run_dir, self.http_port + 7, self.http_port + 8,
+                         self.http_port + 9)
+            g.start()
+            self.helpers.append(g)
         if "slapd" in wanted:
             s = Slapd(self.run_dir, self.http_port + 6)
             s.start()

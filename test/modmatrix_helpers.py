@@ -2,8 +2,9 @@
 plain process on loopback with everything under the matrix's run dir,
 stopped by the pid it was started with: a private slapd (Debian's slapd
 package, with a slapd.conf written here, loaded with slapadd) for
-mod_ldap/mod_authnz_ldap, and an HTTP/1.0 backend (python's http.server)
-for the proxy cases."""
+mod_ldap/mod_authnz_ldap, an HTTP/1.0 backend (python's http.server)
+for the proxy cases, and SCGI and uwsgi backends and a FastCGI authorizer
+(modmatrix_gateways.py)."""
 
 import os
 import shutil
@@ -169,11 +170,36 @@ class HttpBackend(Helper):
 
 
 
+class Gateways(Helper):
+    """test/modmatrix_gateways.py: an SCGI and a uwsgi backend, a FastCGI
+    authorizer."""
+
+    def __init__(self, base_dir, scgi_port, uwsgi_port, fcgi_port):
+        self.ports = (scgi_port, uwsgi_port, fcgi_port)
+        self.pid_file = os.path.join(base_dir, "gateways.pid")
+        self.proc = None
+
+    def start(self):
+        self.stop_stale()
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "modmatrix_gateways.py")
+        self.proc = subprocess.Popen([sys.executable, script] + [str(p) for p in self.ports],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        with open(self.pid_file, "w") as f:
+            f.write("%d\n" % self.proc.pid)
+        for p in self.ports:
+            wait_port(p, self.proc, "the gateways")
+
+    def stop_stale(self):
+        stop_by_pid_file(self.pid_file, b"modmatrix_gateways")
+
+
 def stop_leftovers(matrix_dir, http_port):
     """Stop what an interrupted matrix run left next to its httpd (by the
     pid files under matrix_dir): `python3 test/h2env.py finish` calls it."""
     Slapd(matrix_dir, http_port + 6).stop_stale()
     HttpBackend(matrix_dir, http_port + 5, None).stop_stale()
+    Gateways(matrix_dir, http_port + 7, http_port + 8, http_port + 9).stop_stale()
     from phpfpm import PhpFpm
     fpm = PhpFpm(matrix_dir, name="fpm-matrix")
     pid = fpm._stale_pid()

@@ -27,14 +27,11 @@ NOT_COVERED = {
     "mod_md": "needs an ACME certificate authority to talk to",
     "mod_proxy_ajp": "needs an AJP backend (Tomcat)",
     "mod_proxy_ftp": "needs an FTP server",
-    "mod_proxy_scgi, mod_proxy_uwsgi": "need an SCGI or uWSGI backend",
     "mod_proxy_connect": "CONNECT over HTTP/2 is a tunnel of its own (RFC 9113 8.5); "
                          "test/test_forward_proxy.py covers it",
     "mod_proxy_wstunnel": "WebSockets over HTTP/2 (RFC 8441): test/test_websockets.py",
     "mod_proxy_fdpass": "hands the client's socket to another process; an HTTP/2 stream "
                         "has no socket of its own, so it cannot work over HTTP/2",
-    "mod_authnz_fcgi": "needs a FastCGI authorizer application (php-fpm answers only as "
-                       "a responder)",
     "mod_socache_memcache, mod_socache_redis": "need a memcached or Redis server",
     "mod_suexec": "needs Debian's apache2-suexec-pristine (a setuid helper)",
     "mod_dav_lock": "the generic lock database for DAV providers without locks of their "
@@ -92,6 +89,32 @@ ProxyPass {loc}/hc/ balancer://matrixhc/
 </Location>
 """, steps=(get("p/page.html", expect_body=b'href="/m/proxy_html/p/hello.txt"'),),
           helpers=("backend",), group="proxy"),
+        c("proxy_scgi", "mod_proxy_scgi", "`ProxyPass` to an SCGI backend, GET and POST",
+          modules=("proxy", "proxy_scgi"), conf="ProxyPass {loc}/s/ scgi://127.0.0.1:{scgi}/\n",
+          steps=(get("s/x?a=1", expect_body=b"gateway scgi: method=GET",
+                     compare=("content-type", "x-gateway")),
+                 post("s/y", b"scgi body {run}", expect_body=b"body=scgi body {run}")),
+          helpers=("gateways",), group="proxy"),
+        c("proxy_uwsgi", "mod_proxy_uwsgi", "`ProxyPass` to a uwsgi backend, GET and POST",
+          modules=("proxy", "proxy_uwsgi"), conf="ProxyPass {loc}/u/ uwsgi://127.0.0.1:{uwsgi}/\n",
+          steps=(get("u/x?a=1", expect_body=b"gateway uwsgi: method=GET",
+                     compare=("content-type", "x-gateway")),
+                 post("u/y", b"uwsgi body {run}", expect_body=b"body=uwsgi body {run}")),
+          helpers=("gateways",), group="proxy"),
+        c("authnz_fcgi", "mod_authnz_fcgi",
+          "`AuthnzFcgiDefineProvider authn` to a FastCGI authorizer, Basic auth",
+          modules=("authnz_fcgi",), conf="""\
+AuthnzFcgiDefineProvider authn matrixfcgi fcgi://127.0.0.1:{fcgi}/
+<Directory {doc}>
+    AuthType Basic
+    AuthName "matrix fcgi"
+    AuthBasicProvider matrixfcgi
+    Require valid-user
+</Directory>
+""", steps=(get(curl_args=("-u", "alice:alice-pw"), expect_body=HELLO.encode()),
+            get(curl_args=("-u", "alice:nope"), expect=401,
+                compare=("content-type", "www-authenticate"))),
+          helpers=("gateways",), group="proxy"),
         c("proxy_http2", "mod_proxy_http2", "`ProxyPass` to the server's own h2c port",
           modules=("proxy", "proxy_http2"), conf="""\
 ProxyPass {loc}/p/ h2c://127.0.0.1:{http}/m/proxy_http2/real/
