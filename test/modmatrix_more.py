@@ -43,8 +43,22 @@ NOT_COVERED = {
 }
 
 
+def gateway_case(kind):
+    """mod_proxy_scgi or mod_proxy_uwsgi to its backend in
+    modmatrix_gateways.py."""
+    return c("proxy_%s" % kind, "mod_proxy_%s" % kind,
+             "`ProxyPass` to a%s %s backend, GET and POST" % ("n" if kind == "scgi" else "",
+                                                             kind.upper() if kind == "scgi" else kind),
+             modules=("proxy", "proxy_" + kind),
+             conf="ProxyPass {loc}/g/ %s://127.0.0.1:{%s}/\n" % (kind, kind),
+             steps=(get("g/x?a=1", expect_body=b"gateway %s: method=GET" % kind.encode(),
+                        compare=("content-type", "x-gateway")),
+                    post("g/y", b"gateway body {run}", expect_body=b"body=gateway body {run}")),
+             helpers=("gateways",), group="proxy")
+
+
 def proxy_cases():
-    return [
+    return [gateway_case("scgi"), gateway_case("uwsgi"),
         c("proxy_http", "mod_proxy, mod_proxy_http", "`ProxyPass` to an HTTP/1.0 backend",
           modules=("proxy", "proxy_http"), conf="""\
 ProxyPass {loc}/p/ http://127.0.0.1:{backend}/backend/
@@ -89,18 +103,6 @@ ProxyPass {loc}/hc/ balancer://matrixhc/
 </Location>
 """, steps=(get("p/page.html", expect_body=b'href="/m/proxy_html/p/hello.txt"'),),
           helpers=("backend",), group="proxy"),
-        c("proxy_scgi", "mod_proxy_scgi", "`ProxyPass` to an SCGI backend, GET and POST",
-          modules=("proxy", "proxy_scgi"), conf="ProxyPass {loc}/s/ scgi://127.0.0.1:{scgi}/\n",
-          steps=(get("s/x?a=1", expect_body=b"gateway scgi: method=GET",
-                     compare=("content-type", "x-gateway")),
-                 post("s/y", b"scgi body {run}", expect_body=b"body=scgi body {run}")),
-          helpers=("gateways",), group="proxy"),
-        c("proxy_uwsgi", "mod_proxy_uwsgi", "`ProxyPass` to a uwsgi backend, GET and POST",
-          modules=("proxy", "proxy_uwsgi"), conf="ProxyPass {loc}/u/ uwsgi://127.0.0.1:{uwsgi}/\n",
-          steps=(get("u/x?a=1", expect_body=b"gateway uwsgi: method=GET",
-                     compare=("content-type", "x-gateway")),
-                 post("u/y", b"uwsgi body {run}", expect_body=b"body=uwsgi body {run}")),
-          helpers=("gateways",), group="proxy"),
         c("authnz_fcgi", "mod_authnz_fcgi",
           "`AuthnzFcgiDefineProvider authn` to a FastCGI authorizer, Basic auth",
           modules=("authnz_fcgi",), conf="""\
