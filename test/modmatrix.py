@@ -170,6 +170,15 @@ class MatrixServer(Sandbox):
         self.cases = cases
         self.helpers = []          # started with the group, stopped with it
 
+    def httpd_env(self):
+        """Under ASan or TSan, mod_php loads no extensions: it opens them
+        with RTLD_DEEPBIND, which the sanitizer runtimes refuse (as
+        test_php_prefork.py's instance)."""
+        env = super().httpd_env()
+        if self.sanitize in ("asan", "tsan"):
+            env["PHP_INI_SCAN_DIR"] = ""
+        return env
+
     def group_conf(self):
         loaded = set(re.findall(r"LoadModule (\w+)_module", self.load_modules()))
         builtin = self.builtin_modules()
