@@ -31,6 +31,7 @@
 #include <http_request.h>
 #include <util_filter.h>
 #include <ap_mpm.h>
+#include <mpm_common.h>
 #include <scoreboard.h>
 #include <apr_optional.h>
 #include <mod_http2.h>
@@ -94,6 +95,7 @@ static APR_OPTIONAL_FN_TYPE(ap_logio_add_bytes_in) *logio_add_bytes_in;
 static sigset_t conn_sigmask;
 static apr_uint32_t conn_sigmask_state;   /* 0 unknown, 1 being set, 2 set */
 static __thread int in_worker;
+static __thread h2_c2_ctx *running_ctx;   /* the worker's stream */
 
 static void c2_after_fork_in_child(void)
 {
@@ -187,7 +189,8 @@ static conn_rec *c2_create(conn_rec *c1, h2_worker *wk)
     c2->notes = apr_table_make(p, 5);
     c2->bucket_alloc = apr_bucket_alloc_create(p);
     /* the connection's life is HTTP/2's business: httpd must neither
-     * keep it alive nor read leftover request bodies to do so */
+     * keep it alive nor read leftover request bodies to do so (but see
+     * c2_handler_starts()) */
     c2->keepalive = AP_CONN_CLOSE;
     c2->clogging_input_filters = 1;
     c2->double_reverse = c1->double_reverse;
@@ -440,6 +443,41 @@ static void c2_unbind(h2_c2_ctx *ctx, conn_rec *c2)
 
 /* Run req on c2 (set up for it). Returns 1 when its log was parked: c2
  * then stays with the stream and the worker is free. */
+/* A handler that suspends its request (returns SUSPENDED) asks the MPM
+ * to call it back later: mod_dialup paces a file so. The event MPM would
+ * run the callback on a thread of its own, for the client connection it
+ * knows, long after the worker finished the stream and cleared its pool:
+ * the callback met freed memory and the child crashed (stock too). On a
+ * worker the callback belongs to the stream: the worker waits for it and
+ * runs it (c2_run_timers()), until the request completes. */
+static apr_status_t c2_timed_callback(apr_time_t t, ap_mpm_callback_fn_t *cbfn,
+                                      void *baton)
+{
+    h2_c2_ctx *ctx = running_ctx;
+
+    if (!in_worker || !ctx || ctx->timer_cb) {
+        return APR_ENOTIMPL;
+    }
+    ctx->timer_at = apr_time_now() + t;
+    ctx->timer_cb = cbfn;
+    ctx->timer_baton = baton;
+    return APR_SUCCESS;
+}
+
+static void c2_run_timers(h2_c2_ctx *ctx)
+{
+    while (ctx->timer_cb) {
+        ap_mpm_callback_fn_t *cb = ctx->timer_cb;
+        apr_interval_time_t wait = ctx->timer_at - apr_time_now();
+
+        ctx->timer_cb = NULL;
+        if (wait > 0) {
+            apr_sleep(wait);
+        }
+        cb(ctx->timer_baton);
+    }
+}
+
 static int c2_run(h2_c2_ctx *ctx, conn_rec *c2, h2_x *x, const h2_x_req *req,
                   h2_worker *wk)
 {
@@ -460,7 +498,10 @@ static int c2_run(h2_c2_ctx *ctx, conn_rec *c2, h2_x *x, const h2_x_req *req,
     c2->current_thread = wk->thread;
 
     c2_request_env(ctx, &env);
+    running_ctx = ctx;
     h2_request_run(c2, req, &env, &ctx->r);
+    c2_run_timers(ctx);
+    running_ctx = NULL;
 
     if (!ctx->seen_eos) {
         /* the request ended without completing its response */
@@ -617,6 +658,25 @@ static int c2_directory_settings(request_rec *r)
     return DECLINED;
 }
 
+/* While a handler runs, the connection is open as an HTTP/1.1 one is
+ * during its request: to httpd, AP_CONN_CLOSE there means the client's
+ * input broke, and handlers that echo or forward the body skip reading
+ * it (mod_reflector answered an empty 200). So the handler sees an open
+ * connection, and reads, or discards as over HTTP/1.1, what it did not
+ * want; once the response head passes (h2_response_filter()) it is
+ * AP_CONN_CLOSE again, and what is left of the body is dropped with the
+ * stream instead of read. */
+static int c2_handler_starts(request_rec *r)
+{
+    h2_c2_ctx *ctx;
+
+    if (r->connection->master && (ctx = h2_c2_ctx_get(r->connection))
+        && ctx->x && !ctx->seen_head && !ctx->req->head->websocket) {
+        r->connection->keepalive = AP_CONN_UNKNOWN;
+    }
+    return DECLINED;
+}
+
 /* The promises of r's location's paths (H2PushResource, H2EarlyHint
  * preload links), when it may push, into it; 1 if there are any. They go
  * before the 103 that links to them (RFC 9113 8.4: a client must not ask
@@ -688,6 +748,9 @@ void h2_c2_register_hooks(void)
     APR_REGISTER_OPTIONAL_FN(http2_get_pollfd_from_conn);
     ap_hook_fixups(c2_directory_settings, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_fixups(c2_early_hints, NULL, NULL, APR_HOOK_LAST);
+    ap_hook_handler(c2_handler_starts, NULL, NULL, APR_HOOK_REALLY_FIRST);
+    ap_hook_mpm_register_timed_callback(c2_timed_callback, NULL, NULL,
+                                        APR_HOOK_REALLY_FIRST);
     c2_in_handle = ap_register_input_filter("H2_C2_IN", c2_in_filter, NULL,
                                             AP_FTYPE_NETWORK);
     c2_out_handle = ap_register_output_filter("H2_C2_OUT", h2_c2_out_filter, NULL,

@@ -21,6 +21,7 @@
 
 #include <apr_optional.h>
 #include <httpd.h>
+#include <ap_mpm.h>
 #include <http_config.h>
 #include <http_log.h>
 #include <util_filter.h>
@@ -55,6 +56,10 @@ typedef struct h2_c2_ctx {
                                  * response is out (see log_ready()) */
     char *interim;              /* interim response text being gathered */
     apr_size_t interim_len;
+    /* a suspended request's timed callback (c2_timed_callback()) */
+    ap_mpm_callback_fn_t *timer_cb;
+    void *timer_baton;
+    apr_time_t timer_at;
 } h2_c2_ctx;
 
 /* A piece of output as it crosses to the connection thread. */

@@ -530,6 +530,7 @@ apr_status_t h2_response_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         ctx->head_sent = 1;
         r->sent_bodyct = 1;
+        r->connection->keepalive = AP_CONN_CLOSE;  /* see c2_handler_starts() */
         ctx->body_allowed = !r->header_only && status != HTTP_NO_CONTENT
                             && status != HTTP_NOT_MODIFIED;
     }

@@ -6,8 +6,11 @@
 #    test/test_php_prefork.py (the system apache2's MPM is left as it was),
 #    php8.2-fpm for the application-stack tests (test/phpfpm.py runs a
 #    private php-fpm; the system's php8.2-fpm service is neither started
-#    here nor used), and what building the Debian package needs
-#    (test/test_debian_package.py)
+#    here nor used), what building the Debian package needs
+#    (test/test_debian_package.py), and the third-party modules, apr-util
+#    drivers and slapd of the module matrix (test/test_module_matrix.py;
+#    the modules their packages enable in the system apache2 are disabled
+#    again, slapd runs only as the test's own process)
 #  - chromium (optional, for the browser tests; a failure only warns)
 #  - the Python modules h2, pytest, pytest-xdist and websocket-client for $PYTHON (default: python3 on PATH,
 #    which may be a pyenv interpreter that does not see Debian's packages)
@@ -27,7 +30,14 @@ PKGS=(apache2 apache2-dev libnghttp2-dev nghttp2-client nghttp2-server curl
       openssl ca-certificates python3 python3-pytest python3-h2 python3-pip
       pkg-config autoconf automake libtool build-essential
       clang libclang-rt-14-dev valgrind apache2-doc haproxy nghttp2-proxy
-      libapache2-mod-php8.2 php8.2-fpm php8.2-cli dpkg-dev debhelper fakeroot lintian git)
+      libapache2-mod-php8.2 php8.2-fpm php8.2-cli dpkg-dev debhelper fakeroot lintian git
+      apache2-utils libaprutil1-dbd-sqlite3 libaprutil1-ldap slapd ldap-utils
+      libapache2-mod-perl2 libapache2-mod-wsgi-py3 libapache2-mod-security2
+      modsecurity-crs libapache2-mod-fcgid php8.2-cgi)
+# what the postinst scripts of the module packages above enable in the
+# system apache2 (a2enmod / a2enconf names)
+PKG_ENABLED_MODS=(php8.2 perl wsgi security2 unique_id fcgid)
+PKG_ENABLED_CONFS=(php8.2-cgi)
 if ! command -v go >/dev/null 2>&1; then
     PKGS+=(golang-go)
 fi
@@ -56,6 +66,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
     trap 'if [ -n "$policy_added" ]; then rm -f /usr/sbin/policy-rc.d; fi' EXIT
     mpm_before=$(a2query -M 2>/dev/null || true)
+    mods_before=" $( (a2query -m 2>/dev/null || true) | cut -d' ' -f1 | tr '\n' ' ') "
+    confs_before=" $( (a2query -c 2>/dev/null || true) | cut -d' ' -f1 | tr '\n' ' ') "
     apt-get update -q
     apt-get install -y -q --no-install-recommends "${missing[@]}"
     # libapache2-mod-php8.2's postinst switches the system apache2 to
@@ -70,11 +82,32 @@ if [ ${#missing[@]} -gt 0 ]; then
         a2dismod -q php8.2 mpm_prefork >/dev/null
         a2enmod -q "mpm_${mpm_before:-event}" >/dev/null
     fi
+    # the module packages enable their module (mod_security2 also
+    # unique_id, php8.2-cgi its configuration) in the system apache2; the
+    # tests load them into instances of their own, so what was off stays
+    # off ("disabled by the site administrator" for later upgrades)
+    for m in "${PKG_ENABLED_MODS[@]}"; do
+        if [[ "$mods_before" != *" $m "* ]] && a2query -q -m "$m" 2>/dev/null; then
+            say "disabling $m in the system apache2 (its package enabled it)"
+            a2dismod -q -f "$m" >/dev/null
+        fi
+    done
+    for c in "${PKG_ENABLED_CONFS[@]}"; do
+        if [[ "$confs_before" != *" $c "* ]] && a2query -q -c "$c" 2>/dev/null; then
+            say "disabling configuration $c in the system apache2 (its package enabled it)"
+            a2disconf -q "$c" >/dev/null
+        fi
+    done
     # the tests run php-fpm themselves (test/phpfpm.py, own socket and pid
     # file): the packaged service stays off at boot too, where systemd runs
     if [[ " ${missing[*]} " == *" php8.2-fpm "* ]] && [ -d /run/systemd/system ] \
             && command -v systemctl >/dev/null 2>&1; then
         systemctl disable php8.2-fpm >/dev/null 2>&1 || true
+    fi
+    # the same for slapd: test/modmatrix_ldap.py runs one of its own
+    if [[ " ${missing[*]} " == *" slapd "* ]] && [ -d /run/systemd/system ] \
+            && command -v systemctl >/dev/null 2>&1; then
+        systemctl disable slapd >/dev/null 2>&1 || true
     fi
 fi
 

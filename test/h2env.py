@@ -387,6 +387,15 @@ def instances_of(port_base, run_dir=None):
         dirs.append(Sandbox(run_dir=php, http_port=port_base + 90,
                             https_port=port_base + 91, mpm="prefork",
                             module=first.module))
+    # test_module_matrix.py's one-child instance (ports base+680/681) and
+    # what it runs next to it (slapd, a backend, php-fpm)
+    matrix = run_dir_for(port_base) + "-matrix"
+    if os.path.exists(os.path.join(matrix, "sandbox.json")):
+        from modmatrix_helpers import stop_leftovers
+        stop_leftovers(matrix, port_base + 680)
+        dirs.append(Sandbox(run_dir=matrix, http_port=port_base + 680,
+                            https_port=port_base + 681, mpm=first.mpm,
+                            module=first.module))
     return dirs
 
 

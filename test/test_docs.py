@@ -78,3 +78,39 @@ def test_each_page_names_the_contexts_the_apache_manual_gives():
     assert set(manual) == set(entries) - {"H2SessionExtraFiles"} - OURS_ONLY
     for name, ctx in manual.items():
         assert gen_directive_docs.CONTEXTS[entries[name]["ctx"]] == ctx, name
+
+
+def test_every_case_of_the_module_matrix_is_in_docs_modules_md():
+    sys.path.insert(0, os.path.join(REPO, "test"))
+    from modmatrix_cases import all_cases
+    from modmatrix_more import NOT_COVERED
+    page = open(os.path.join(REPO, "docs", "modules.md")).read()
+    for case in all_cases():
+        assert "| `%s` | %s |" % (case.name, case.module) in page, case.name
+    for mod in NOT_COVERED:
+        assert "| %s |" % mod in page, mod
+
+
+def test_every_module_debian_ships_has_a_matrix_case_or_a_reason():
+    """Each /etc/apache2/mods-available/*.load is loaded by a case of
+    test/test_module_matrix.py, built into httpd or the sandbox's
+    configuration, or listed with the reason it has none."""
+    avail = "/etc/apache2/mods-available"
+    if not os.path.isdir(avail):
+        pytest.skip("no %s (Debian's apache2)" % avail)
+    sys.path.insert(0, os.path.join(REPO, "test"))
+    from modmatrix_cases import all_cases
+    from modmatrix_more import NOT_COVERED
+    covered = set()
+    for case in all_cases():
+        covered.update(case.modules)
+        covered.update(m.strip().split(" ")[0].replace("mod_", "")
+                       for m in case.module.split(","))
+    for text in NOT_COVERED:
+        covered.update(m.strip().replace("mod_", "") for m in text.split(","))
+    # loaded by every sandbox (sandbox.py), exercised by the core cases
+    covered.update(("authz_core", "authz_user", "authn_file", "mime", "dir", "alias",
+                    "env", "setenvif", "headers", "socache_shmcb", "ssl", "rewrite",
+                    "filter", "deflate", "include", "status", "cgi", "cgid"))
+    names = sorted(fn[:-5] for fn in os.listdir(avail) if fn.endswith(".load"))
+    assert [n for n in names if n not in covered] == []
