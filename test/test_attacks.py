@@ -461,8 +461,11 @@ def test_provoked_stream_resets_close_connection(env, kind):
         c.close()
     assert c.goaway_code == ENHANCE_YOUR_CALM, c.answer()
     assert c.goaway[2] == b"too many stream errors"
-    assert n <= 8 + 3
-    assert len(c.rst_codes) <= 8 + 3
+    # the server stopped at the ninth: the last stream it took is the 9th
+    # (stream 17); how many more the client sent before the GOAWAY reached
+    # it depends on how busy the machine is
+    assert c.goaway[0] <= 2 * (8 + 1) - 1, c.answer()
+    assert len(c.rst_codes) <= 8 + 1
     assert set(c.rst_codes) <= {PROTOCOL_ERROR, FLOW_CONTROL_ERROR}
     w.check()
 
