@@ -67,6 +67,25 @@ apr_status_t h2_hspare_child_init(apr_pool_t *pchild)
     return rv;
 }
 
+void h2_hspare_child_quiet(void)
+{
+    h2_hchunk *c;
+
+    if (!spare_mutex) {
+        return;
+    }
+    apr_thread_mutex_lock(spare_mutex);
+    c = spare;
+    spare = NULL;
+    nspare = 0;
+    apr_thread_mutex_unlock(spare_mutex);
+    while (c) {
+        h2_hchunk *next = c->next;
+        free(c);
+        c = next;
+    }
+}
+
 /* Keep a full-size chunk in the child's cache, or free it. */
 static void hspare_put(void *base)
 {

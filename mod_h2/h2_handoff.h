@@ -95,6 +95,9 @@ typedef struct h2_hqueue {
 /* Set up the child's cache (without it, full-size chunks are freed). */
 apr_status_t h2_hspare_child_init(apr_pool_t *pchild);
 
+/* The child is quiet: free the cached chunks (an upload's last ones). */
+void h2_hspare_child_quiet(void);
+
 /* A chunk with room for cap bytes of data. */
 h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap);
 

@@ -102,6 +102,8 @@ struct h2_session {
                                      * be skipped (once) */
     h2_frame_clock clock;           /* where the client is in its frames */
     apr_time_t turn_start;          /* got the MPM thread at */
+    apr_time_t starved_at;          /* streams' windows last looked at
+                                     * (note_starved in h2_session_out.c) */
     int last_stream_started;
     int32_t max_client_stream;      /* highest stream id the client used */
     int32_t closed_ring[H2_CLOSED_RING];  /* recently closed stream ids */

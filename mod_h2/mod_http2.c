@@ -37,6 +37,7 @@
 #include "h2_protocol.h"
 #include "h2_status.h"
 #include "h2_stream.h"
+#include "h2_workers.h"
 #include "h2_read_timeout_conftree.h"
 #include "h2_vars.h"
 
@@ -55,6 +56,17 @@ static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                  MOD_H2_VERSION, ngh->version_str, ap_show_mpm(),
                  h2_config_check_workers(s, ptemp));
     return OK;
+}
+
+/* The child went quiet after work (h2_workers_on_quiet): what its caches
+ * keep for busy times goes back. A burst of thousands of streams (clients
+ * that do not read) or an upload's chunks otherwise left tens of MB kept
+ * for good. 1 while streams still hold the stream allocator. */
+static int h2_child_quiet(void)
+{
+    h2_c2_child_quiet();
+    h2_hspare_child_quiet();
+    return h2_stream_child_quiet();
 }
 
 static void h2_child_init(apr_pool_t *pchild, server_rec *s)
@@ -77,6 +89,9 @@ static void h2_child_init(apr_pool_t *pchild, server_rec *s)
     }
     if (rv == APR_SUCCESS) {
         rv = h2_hspare_child_init(pchild);
+    }
+    if (rv == APR_SUCCESS) {
+        h2_workers_on_quiet(h2_child_quiet);
     }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, APLOGNO(21061)

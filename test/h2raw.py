@@ -472,6 +472,21 @@ def rss_bytes(pids):
     return total
 
 
+def anon_bytes(pids):
+    """Anonymous memory (RssAnon) of pids: what the processes allocated,
+    without the file pages they map (a static file's mapping is the page
+    cache, shared)."""
+    total = 0
+    for pid in pids:
+        try:
+            for line in _read("/proc/%d/status" % pid).splitlines():
+                if line.startswith("RssAnon:"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
 def cpu_seconds(pids):
     """utime+stime per pid (dict), in seconds."""
     tick = os.sysconf("SC_CLK_TCK")
