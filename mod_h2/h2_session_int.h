@@ -121,8 +121,10 @@ struct h2_session {
     struct h2_prio_idle *prio_idle; /* updates for streams not yet opened */
     int prio_nidle;
     /* receive windows (h2_session_recv_window.c) */
-    apr_interval_time_t rtt;        /* round trip, 0 until measured */
+    apr_interval_time_t rtt;        /* round trip, 0 until measured: the
+                                     * least of the samples (H2_RTT_KEEP) */
     apr_time_t rtt_at;              /*   measured then */
+    apr_time_t rtt_min_at;          /*   that least sample taken then */
     apr_time_t rtt_ping_at;         /* the PING out since, or 0 */
     apr_time_t settings_at;         /* our SETTINGS went out then, unacked */
     apr_int64_t win_charged;        /* what its streams may hold beyond

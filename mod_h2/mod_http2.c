@@ -38,6 +38,7 @@
 #include "h2_status.h"
 #include "h2_stream.h"
 #include "h2_workers.h"
+#include "h2_util.h"
 #include "h2_read_timeout_conftree.h"
 #include "h2_vars.h"
 
@@ -69,6 +70,18 @@ static int h2_child_quiet(void)
     return h2_stream_child_quiet();
 }
 
+/* Spare body chunks a child keeps: MaxMemFree for each MPM thread, as the
+ * stream allocator, at most H2_HSPARE_MAX. */
+static int hspare_max(void)
+{
+    int threads = 1, n = h2_util_cache_max(H2_HSPARE_MAX, H2_HCHUNK_SIZE);
+
+    if (ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads) != APR_SUCCESS || threads < 1) {
+        threads = 1;
+    }
+    return (n >= H2_HSPARE_MAX / threads)? H2_HSPARE_MAX : n * threads;
+}
+
 static void h2_child_init(apr_pool_t *pchild, server_rec *s)
 {
     /* first: its cleanup then runs after the workers have stopped */
@@ -88,7 +101,7 @@ static void h2_child_init(apr_pool_t *pchild, server_rec *s)
         rv = h2_stream_child_init(pchild);
     }
     if (rv == APR_SUCCESS) {
-        rv = h2_hspare_child_init(pchild);
+        rv = h2_hspare_child_init(pchild, hspare_max());
     }
     if (rv == APR_SUCCESS) {
         h2_workers_on_quiet(h2_child_quiet);
