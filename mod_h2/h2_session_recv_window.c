@@ -38,8 +38,9 @@ APLOG_USE_MODULE(http2);
  * a grown window on loopback, samples of 20-90 ms where the path takes
  * 0.1-3 ms, and the window grew to 256 MB for that queue, which it had
  * itself let build (a window sized to the queue makes the queue longer).
- * The least sample is the path's round trip; it is kept this long, so a
- * path that got longer is seen again. */
+ * The least PING sample is the path's round trip (the first, sent when
+ * an upload passes H2WindowSize, has little ahead of it); it is kept this
+ * long, so a path that got longer is seen again. */
 #define H2_RTT_KEEP apr_time_from_sec(30)
 
 void h2_session_recv_window_data_in(h2_session *s, h2_stream *stream)
@@ -66,11 +67,10 @@ void h2_session_recv_window_settings_ack(h2_session *s)
 
     if (s->settings_at && !s->rtt) {
         /* provisional (rtt_at stays 0): an upload's first DATA still
-         * sends the PING, whose answer replaces it if less; meanwhile the window
+         * sends the PING, whose answer replaces it; meanwhile the window
          * can grow from the upload's first round trip on instead of its
          * second */
         s->rtt = (now > s->settings_at)? now - s->settings_at : 1;
-        s->rtt_min_at = now;
     }
     s->settings_at = 0;
 }
@@ -85,7 +85,7 @@ int h2_session_recv_window_rtt_acked(h2_session *s, const uint8_t *opaque)
     }
     now = apr_time_now();
     sample = (now > s->rtt_ping_at)? now - s->rtt_ping_at : 1;
-    if (!s->rtt || sample < s->rtt || now - s->rtt_min_at >= H2_RTT_KEEP) {
+    if (!s->rtt_at || sample < s->rtt || now - s->rtt_min_at >= H2_RTT_KEEP) {
         s->rtt = sample;
         s->rtt_min_at = now;
     }
