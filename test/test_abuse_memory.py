@@ -56,6 +56,17 @@ def bomb_conn(env, path, entry_value, refs):
     return c, sids
 
 
+def tally(conns):
+    """How many streams of conns ([(conn, stream ids)]) got each status
+    (or reset)."""
+    statuses = {}
+    for c, sids in conns:
+        for s in sids:
+            st = c.status(s) or "RST %s" % c.rst.get(s)
+            statuses[st] = statuses.get(st, 0) + 1
+    return statuses
+
+
 def play_bomb(env, name, path, entry_value, refs):
     with Watch(env, name) as w:
         conns = [bomb_conn(env, path, entry_value, refs) for _ in range(BOMB_CONNS)]
@@ -67,11 +78,7 @@ def play_bomb(env, name, path, entry_value, refs):
         # watch sees what the server keeps
         for c, _ in conns:
             c.pump(1.0)
-        statuses = {}
-        for c, sids in conns:
-            for s in sids:
-                st = c.status(s) or "RST %s" % c.rst.get(s)
-                statuses[st] = statuses.get(st, 0) + 1
+        statuses = tally(conns)
         w.answer = "%s; %s" % (statuses, conns[0][0].answer())
         for c, _ in conns:
             c.close()
@@ -267,11 +274,8 @@ def test_clients_that_open_no_window_get_every_head_and_hold_little_memory(env):
             c.pump(0.01)
         peak = max(peak, anon_bytes(httpd_children(env)))
         time.sleep(0.1)
-    statuses = {}
+    statuses = tally(conns)
     for c, sids in conns:
-        for s in sids:
-            st = c.status(s) or "RST %s" % c.rst.get(s)
-            statuses[st] = statuses.get(st, 0) + 1
         assert not c.goaways and not c.closed, c.answer()
         assert not any(c.data.values()), "DATA through a zero window"
     for c, _ in conns:
