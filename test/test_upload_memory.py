@@ -6,8 +6,10 @@ uploads leave behind goes back within seconds of their end.
 A sink (the test module's h2-discard handler) reads every body as fast as
 it comes; the httpd children's RSS is sampled every 50 ms from /proc. The
 limits are the per-upload budget (16 MB, about what stock's own buffers
-cost) and the children's RSS before the uploads; the test passes with
-H2_TEST_MODULE=stock too."""
+cost) and the children's RSS before the uploads. Stock mod_http2 keeps
+its peaks within the budget but not the return: 5 s after 20 parallel
+uploads its children were at 1.76x (mod_dav) and 1.33x (h2-discard) of
+before; ours at 1.09-1.15x."""
 
 import os
 import pwd
