@@ -564,7 +564,9 @@ static void on_collected(void *ctx, void *owner, apr_size_t consumed, int done)
     process_output(s, stream);
     /* a client that opens no window starves its streams from their first
      * byte: known before their workers park them (h2_x_c1_starved) */
-    h2_x_c1_starved(stream->x, starved(s, stream));
+    if (stream->x) {
+        h2_x_c1_starved(stream->x, starved(s, stream));
+    }
 }
 
 /* Take over what the workers produced since the last round. Returns the

@@ -22,7 +22,7 @@ import pytest
 from h2client import H2Client, install_file, remove_conf
 from h2raw import (CANCEL, REFUSED_STREAM, SETTINGS_INITIAL_WINDOW_SIZE, RawConn, Watch,
                    anon_bytes, data_frame, httpd_children, header_frames, headers_frame, hp_indexed, hp_literal, hp_literal_indexed,
-                   request_block, request_headers, rst_frame)
+                   request_block, request_headers, rst_frame, window_update_frame)
 
 pytestmark = pytest.mark.h2
 
@@ -289,3 +289,36 @@ def test_clients_that_open_no_window_get_every_head_and_hold_little_memory(env):
     assert statuses == {200: ZERO_WINDOW_CONNS * ZERO_WINDOW_STREAMS}
     assert peak - before < ZERO_WINDOW_BUDGET
     assert after - before < ZERO_WINDOW_KEPT
+
+
+def starved_lines(env):
+    with open(env.sandbox.path("logs", "access_log")) as f:
+        return [ln for ln in f if "/100k.txt?starved" in ln]
+
+
+def test_streams_logged_while_starved_send_their_whole_body_once_the_window_opens(env):
+    """One connection with window 0 asks for a 100 KB file on 100 streams:
+    past the connection's share of workers their logs are written before
+    their bodies went out (what a starved stream holds is its file range).
+    When the client then opens its windows, every stream gets its whole
+    body, and the access log has a line for each."""
+    expected = env.docroot_file("100k.txt")
+    c, sids = zero_window_conn(env, "/100k.txt?starved")
+    assert c.wait(lambda: all(c.status(s) for s in sids) or c.closed, 20), c.answer()
+    c.pump(0.5)
+    assert not any(c.data.values()), "DATA through a zero window"
+    # most are logged already (all but the share of workers, 18 here)
+    assert len(starved_lines(env)) >= len(sids) // 2
+    c.send(window_update_frame(0, len(sids) * len(expected))
+           + b"".join(window_update_frame(s, len(expected)) for s in sids))
+    assert c.wait(lambda: all(c.stream_done(s) for s in sids) or c.closed, 20), c.answer()
+    assert [c.status(s) for s in sids] == [200] * len(sids)
+    assert all(bytes(c.data[s]) == expected for s in sids)
+    c.close()
+    deadline = time.monotonic() + 5
+    while True:
+        lines = starved_lines(env)
+        if len(lines) == len(sids) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert len(lines) == len(sids)
