@@ -580,6 +580,21 @@ static apr_status_t shells_cleanup(void *data)
     return APR_SUCCESS;
 }
 
+void h2_c2_child_quiet(void)
+{
+    c2_shell *sh;
+
+    /* the idle shells go with what their allocators kept */
+    apr_thread_mutex_lock(shells_mutex);
+    while (shells_root && (sh = shells) != NULL) {
+        shells = sh->next;
+        apr_pool_destroy(sh->pool);
+        free(sh);
+    }
+    nshells = 0;
+    apr_thread_mutex_unlock(shells_mutex);
+}
+
 static apr_status_t shells_root_create(apr_pool_t *pchild)
 {
     apr_allocator_t *allocator;

@@ -25,6 +25,10 @@
 /* Child init: worker pool and caches. */
 apr_status_t h2_c2_child_init(apr_pool_t *pchild, server_rec *s);
 
+/* The child went quiet (watchdog thread): the idle secondary connection
+ * shells go, with what their allocators kept. */
+void h2_c2_child_quiet(void);
+
 /* Call from an MPM thread that serves a connection: processes that
  * requests start from worker threads get this thread's signal mask. */
 void h2_c2_note_conn_thread(void);

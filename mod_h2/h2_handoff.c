@@ -43,7 +43,7 @@ static apr_size_t class_size(int k)
 
 static apr_thread_mutex_t *spare_mutex;
 static h2_hchunk *spare;
-static int nspare;
+static int nspare, spare_max;
 
 static apr_status_t hspare_cleanup(void *data)
 {
@@ -58,13 +58,33 @@ static apr_status_t hspare_cleanup(void *data)
     return APR_SUCCESS;
 }
 
-apr_status_t h2_hspare_child_init(apr_pool_t *pchild)
+apr_status_t h2_hspare_child_init(apr_pool_t *pchild, int max)
 {
     apr_status_t rv = apr_thread_mutex_create(&spare_mutex, APR_THREAD_MUTEX_DEFAULT, pchild);
     if (rv == APR_SUCCESS) {
+        spare_max = max;
         apr_pool_cleanup_register(pchild, NULL, hspare_cleanup, apr_pool_cleanup_null);
     }
     return rv;
+}
+
+void h2_hspare_child_quiet(void)
+{
+    h2_hchunk *c;
+
+    if (!spare_mutex) {
+        return;
+    }
+    apr_thread_mutex_lock(spare_mutex);
+    c = spare;
+    spare = NULL;
+    nspare = 0;
+    apr_thread_mutex_unlock(spare_mutex);
+    while (c) {
+        h2_hchunk *next = c->next;
+        free(c);
+        c = next;
+    }
 }
 
 /* Keep a full-size chunk in the child's cache, or free it. */
@@ -74,7 +94,7 @@ static void hspare_put(void *base)
 
     if (spare_mutex && c->cap == H2_HCHUNK_SIZE) {
         apr_thread_mutex_lock(spare_mutex);
-        if (nspare < H2_HSPARE_MAX) {
+        if (nspare < spare_max) {
             c->next = spare;
             spare = c;
             ++nspare;

@@ -87,13 +87,23 @@ typedef struct h2_hqueue {
 
 /* Full-size chunks freed where no pool is at hand (request body chunks a
  * worker's buckets free) wait in a cache of the child's, at most
- * H2_HSPARE_MAX of them, for the next connection thread that needs one:
- * freed to malloc, an upload's chunks came back from the kernel page by
- * page (a fifth of the connection thread's time went to page faults). */
-#define H2_HSPARE_MAX 128
+ * H2_HSPARE_MAX of them (fewer when MaxMemFree for each MPM thread is
+ * less), for the next connection thread that needs one: freed to malloc,
+ * an upload's chunks came back from the kernel page by page (a fifth of
+ * the connection thread's time went to page faults), and, allocated in
+ * whichever MPM thread's malloc arena served the connection at the time
+ * and freed by the worker, they left megabytes free in every arena: a
+ * 512 MB PUT to mod_dav grew the child by 10-40 MB with a cache of 128,
+ * by 6-8 MB with room for an upload's window (4 MB on loopback) and
+ * more. The cache is freed when the child goes quiet. */
+#define H2_HSPARE_MAX 1024            /* 16 MB */
 
-/* Set up the child's cache (without it, full-size chunks are freed). */
-apr_status_t h2_hspare_child_init(apr_pool_t *pchild);
+/* Set up the child's cache of at most max chunks (without it, full-size
+ * chunks are freed). */
+apr_status_t h2_hspare_child_init(apr_pool_t *pchild, int max);
+
+/* The child is quiet: free the cached chunks (an upload's last ones). */
+void h2_hspare_child_quiet(void);
 
 /* A chunk with room for cap bytes of data. */
 h2_hchunk *h2_hpool_get(h2_hpool *hp, h2_hchunk_type type, apr_size_t cap);

@@ -101,6 +101,8 @@ struct h2_session {
                                      * be skipped (once) */
     h2_frame_clock clock;           /* where the client is in its frames */
     apr_time_t turn_start;          /* got the MPM thread at */
+    apr_time_t starved_at;          /* streams' windows last looked at
+                                     * (note_starved in h2_session_out.c) */
     int last_stream_started;
     int32_t max_client_stream;      /* highest stream id the client used */
     int32_t closed_ring[H2_CLOSED_RING];  /* recently closed stream ids */
@@ -118,8 +120,10 @@ struct h2_session {
     struct h2_prio_idle *prio_idle; /* updates for streams not yet opened */
     int prio_nidle;
     /* receive windows (h2_session_recv_window.c) */
-    apr_interval_time_t rtt;        /* round trip, 0 until measured */
+    apr_interval_time_t rtt;        /* round trip, 0 until measured: the
+                                     * least of the samples (H2_RTT_KEEP) */
     apr_time_t rtt_at;              /*   measured then */
+    apr_time_t rtt_min_at;          /*   that least sample taken then */
     apr_time_t rtt_ping_at;         /* the PING out since, or 0 */
     apr_time_t settings_at;         /* our SETTINGS went out then, unacked */
     apr_int64_t win_charged;        /* what its streams may hold beyond

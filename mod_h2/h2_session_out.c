@@ -361,6 +361,50 @@ void h2_session_answer(h2_session *s, h2_stream *stream, int status)
                        nghttp2_submit_response(s->ngh, stream->id, nv, 2, NULL));
 }
 
+/* Whether stream's response waits for window its client withholds: data
+ * is queued and neither its window nor the connection's lets any out. */
+static int starved(h2_session *s, h2_stream *stream)
+{
+    const h2_hchunk *c = h2_x_c1_out(stream->x)->first;
+    int32_t w;
+
+    if (!stream->response_submitted || stream->state >= H2_SS_CLOSED || !c
+        || (c->type != H2_HC_DATA && c->type != H2_HC_FILE)) {
+        return 0;
+    }
+    if (stream->window_deferred) {
+        return 1;
+    }
+    w = nghttp2_session_get_stream_remote_window_size(s->ngh, stream->id);
+    return w <= 0 || nghttp2_session_get_remote_window_size(s->ngh) <= 0;
+}
+
+/* Which streams wait for window (h2_x_c1_starved(): past the worker
+ * share, a parked one's log goes early). Only with more streams open than
+ * that share can it matter, and a look every H2_STARVED_EVERY is enough:
+ * it asks nghttp2 for the windows of every stream with data queued. */
+#define H2_STARVED_EVERY apr_time_from_msec(100)
+
+static void note_starved(h2_session *s)
+{
+    h2_stream *stream;
+    apr_time_t now;
+
+    if (s->open_streams <= s->xset.max_processing) {
+        return;
+    }
+    now = apr_time_now();
+    if (now - s->starved_at < H2_STARVED_EVERY) {
+        return;
+    }
+    s->starved_at = now;
+    for (stream = s->streams; stream; stream = stream->next_all) {
+        if (stream->x && !stream->on_new) {
+            h2_x_c1_starved(stream->x, starved(s, stream));
+        }
+    }
+}
+
 void h2_session_dispatch(h2_session *s)
 {
     h2_x *batch[64];
@@ -368,6 +412,7 @@ void h2_session_dispatch(h2_session *s)
     h2_stream *prev = NULL, *stream = s->new_first, *next;
     int tunnels_full = 0;
 
+    note_starved(s);
     for (; stream; stream = next) {
         int gone = (stream->state >= H2_SS_CLOSED), ok = 1;
         next = stream->next_new;
@@ -517,6 +562,11 @@ static void on_collected(void *ctx, void *owner, apr_size_t consumed, int done)
         h2_session_recv_window_consumed(s, stream, consumed);
     }
     process_output(s, stream);
+    /* a client that opens no window starves its streams from their first
+     * byte: known before their workers park them (h2_x_c1_starved) */
+    if (stream->x) {
+        h2_x_c1_starved(stream->x, starved(s, stream));
+    }
 }
 
 /* Take over what the workers produced since the last round. Returns the

@@ -34,6 +34,14 @@ APLOG_USE_MODULE(http2);
 
 #define H2_RTT_PING "h2-rtt!!"              /* 8 bytes of PING payload */
 #define H2_RTT_EVERY apr_time_from_sec(10)  /* measured again after */
+/* A PING's answer waits behind the DATA the client queued before it: with
+ * a grown window on loopback, samples of 20-90 ms where the path takes
+ * 0.1-3 ms, and the window grew to 256 MB for that queue, which it had
+ * itself let build (a window sized to the queue makes the queue longer).
+ * The least PING sample is the path's round trip (the first, sent when
+ * an upload passes H2WindowSize, has little ahead of it); it is kept this
+ * long, so a path that got longer is seen again. */
+#define H2_RTT_KEEP apr_time_from_sec(30)
 
 void h2_session_recv_window_data_in(h2_session *s, h2_stream *stream)
 {
@@ -72,17 +80,23 @@ void h2_session_recv_window_settings_ack(h2_session *s)
 int h2_session_recv_window_rtt_acked(h2_session *s, const uint8_t *opaque)
 {
     apr_time_t now;
+    apr_interval_time_t sample;
 
     if (!s->rtt_ping_at || memcmp(opaque, H2_RTT_PING, 8)) {
         return 0;
     }
     now = apr_time_now();
-    s->rtt = (now > s->rtt_ping_at)? now - s->rtt_ping_at : 1;
+    sample = (now > s->rtt_ping_at)? now - s->rtt_ping_at : 1;
+    if (!s->rtt_at || sample < s->rtt || now - s->rtt_min_at >= H2_RTT_KEEP) {
+        s->rtt = sample;
+        s->rtt_min_at = now;
+    }
     s->rtt_at = now;
     s->rtt_ping_at = 0;
     if (APLOGctrace2(s->c1)) {
         ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, s->c1,
-                      "h2_session(%ld): round trip %ld us", s->id, (long)s->rtt);
+                      "h2_session(%ld): round trip %ld us (least %ld us)", s->id,
+                      (long)sample, (long)s->rtt);
     }
     return 1;
 }

@@ -30,6 +30,11 @@ APLOG_USE_MODULE(http2);
  * connections: a connection's own allocator would keep each finished
  * stream's memory for as long as the (possibly idle) connection lives. */
 static apr_allocator_t *stream_allocator;
+/* Guards the allocator's replacement and the count of the pools that use
+ * it: a quiet child replaces it when no stream pool is left
+ * (h2_stream_child_quiet), which frees what it kept. */
+static apr_thread_mutex_t *stream_mutex;
+static int stream_pools;
 
 /* What the shared stream allocator may keep free: MaxMemFree for each
  * MPM thread it serves. Over HTTP/1.1 each of those threads' allocators
@@ -64,7 +69,32 @@ apr_status_t h2_stream_child_init(apr_pool_t *pchild)
     }
     apr_allocator_mutex_set(stream_allocator, mutex);
     apr_allocator_max_free_set(stream_allocator, stream_max_free());
-    return APR_SUCCESS;
+    return apr_thread_mutex_create(&stream_mutex, APR_THREAD_MUTEX_DEFAULT, pchild);
+}
+
+int h2_stream_child_quiet(void)
+{
+    apr_allocator_t *fresh;
+    int held;
+
+    if (!stream_mutex) {
+        return 0;
+    }
+    apr_thread_mutex_lock(stream_mutex);
+    /* What the allocator keeps (up to MaxMemFree per MPM thread) is what
+     * the busiest moment left: thousands of streams held by clients that
+     * do not read left tens of MB for good. No pool uses it now, so a
+     * fresh one takes its place and the old one's blocks go back. */
+    if (stream_pools == 0 && stream_allocator
+        && apr_allocator_create(&fresh) == APR_SUCCESS) {
+        apr_allocator_max_free_set(fresh, stream_max_free());
+        apr_allocator_mutex_set(fresh, apr_allocator_mutex_get(stream_allocator));
+        apr_allocator_destroy(stream_allocator);
+        stream_allocator = fresh;
+    }
+    held = (stream_pools > 0);
+    apr_thread_mutex_unlock(stream_mutex);
+    return held;
 }
 
 h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
@@ -80,7 +110,17 @@ h2_stream *h2_stream_create(h2_session *session, int id, apr_pool_t *parent)
      * destroys its children. The session's teardown (a pre-cleanup of the
      * connection's pool) destroys every stream before the pool's children
      * would go. */
-    if (apr_pool_create_ex(&pool, parent, NULL, stream_allocator) != APR_SUCCESS) {
+    apr_allocator_t *allocator;
+
+    if (stream_mutex) {
+        apr_thread_mutex_lock(stream_mutex);
+        stream_pools++;
+    }
+    allocator = stream_allocator;
+    if (stream_mutex) {
+        apr_thread_mutex_unlock(stream_mutex);
+    }
+    if (apr_pool_create_ex(&pool, parent, NULL, allocator) != APR_SUCCESS) {
         abort();
     }
     apr_pool_tag(pool, "h2_stream");
@@ -125,4 +165,9 @@ void h2_stream_destroy(h2_stream *stream)
     h2_req_head_release(&stream->trailer_head);
     h2_x_c1_destroy(stream->x);
     apr_pool_destroy(stream->pool);
+    if (stream_mutex) {
+        apr_thread_mutex_lock(stream_mutex);
+        stream_pools--;
+        apr_thread_mutex_unlock(stream_mutex);
+    }
 }

@@ -73,6 +73,11 @@ struct h2_stream {
 /* Child init: the allocator stream pools come from. */
 apr_status_t h2_stream_child_init(apr_pool_t *pchild);
 
+/* The child is quiet (no worker busy for a while): give back what the
+ * stream allocator keeps, if no stream pool uses it (watchdog thread).
+ * Returns 1 when streams still live (a later call may do it). */
+int h2_stream_child_quiet(void);
+
 /* Create stream id of session in a pool of its own (parent: fallback
  * when the child's stream allocator is not there). */
 h2_stream *h2_stream_create(struct h2_session *session, int id, apr_pool_t *parent);

@@ -79,6 +79,18 @@ struct h2_workers {
  * megabytes a minute in a 10-minute soak while the memory in use stayed
  * flat. The watchdog gives it back to the system this often. */
 #define H2_TRIM_INTERVAL apr_time_from_sec(10)
+/* How often the watchdog looks whether the child went quiet after work:
+ * then the caches kept for busy times and malloc's free memory go back at
+ * once (within two ticks of the last stream's end), not after the next
+ * H2_TRIM_INTERVAL. */
+#define H2_QUIET_TICK apr_time_from_sec(2)
+
+static int (*on_quiet)(void);
+
+void h2_workers_on_quiet(int (*fn)(void))
+{
+    on_quiet = fn;
+}
 
 static void *APR_THREAD_FUNC worker_run(apr_thread_t *thread, void *data);
 
@@ -380,25 +392,37 @@ static int cpus_saturated(h2_workers *w)
 static void *APR_THREAD_FUNC watch_run(apr_thread_t *thread, void *data)
 {
     h2_workers *w = data;
-    apr_uint32_t seen = 0, trimmed_at_taken = 0;
-    apr_time_t since = 0, trim_at = apr_time_now() + H2_TRIM_INTERVAL;
+    apr_uint32_t seen = 0, taken_at_tick = 0;
+    apr_time_t since = 0, trim_at = apr_time_now() + H2_QUIET_TICK;
+    apr_time_t trimmed = apr_time_now();
+    int dirty = 0;      /* work done since the last trim when quiet */
 
     h2_util_thread_name("h2-watch");
     apr_thread_mutex_lock(w->mutex);
     while (!w->shutdown) {
         apr_time_t stalled, now = apr_time_now();
         if (now >= trim_at) {
-            /* malloc memory only after work was done since the last time;
+            /* malloc memory only after work was done since the last time
+             * (every H2_TRIM_INTERVAL while busy, at once when quiet);
              * mappings go once unused for a while, also when idle */
-            int worked = (w->ntaken != trimmed_at_taken);
-            trimmed_at_taken = w->ntaken;
+            int took = (w->ntaken != taken_at_tick);
+            int quiet = !took && !w->q_first && w->nidle == w->running;
+            taken_at_tick = w->ntaken;
+            dirty |= took;
             apr_thread_mutex_unlock(w->mutex);
             h2_fmap_trim();
-            if (worked) {
+            if (dirty && quiet && !(on_quiet && on_quiet())) {
+                /* all given back: nothing more to do until the next work */
                 h2_util_release_free_memory();
+                trimmed = now;
+                dirty = 0;
+            }
+            else if (dirty && now - trimmed >= H2_TRIM_INTERVAL) {
+                h2_util_release_free_memory();
+                trimmed = now;
             }
             apr_thread_mutex_lock(w->mutex);
-            trim_at = apr_time_now() + H2_TRIM_INTERVAL;
+            trim_at = apr_time_now() + H2_QUIET_TICK;
             continue;
         }
         if (!w->q_first) {

@@ -61,6 +61,12 @@ h2_workers *h2_workers_create(server_rec *s, apr_pool_t *pchild,
                               int min_workers, int max_workers,
                               int idle_secs, h2_worker_process_fn *process);
 
+/* Call fn on the watchdog thread once the child is quiet after work: no
+ * stream was taken for a tick (H2_QUIET_TICK) and no worker is busy. fn
+ * returns 1 while streams still hold memory it could not give back (held
+ * by their clients): it is called again at the next quiet tick. */
+void h2_workers_on_quiet(int (*fn)(void));
+
 /* The child's pool (NULL before h2_workers_create). */
 h2_workers *h2_workers_of_child(void);
 

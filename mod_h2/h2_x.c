@@ -295,6 +295,34 @@ int h2_x_c1_admit(h2_x *x)
     return ok;
 }
 
+static int log_due_locked(h2_x *x);
+static void log_due(h2_x *x);
+
+void h2_x_c1_starved(h2_x *x, int starved)
+{
+    h2_xconn *xc = x->xc;
+    int due = 0;
+
+    if (x->starved == starved) {
+        return;     /* the flag is the connection thread's to write */
+    }
+    apr_thread_mutex_lock(xc->mutex);
+    x->starved = starved;
+    if (x->state == H2_XS_PARKED) {
+        xc->n_starved += starved? 1 : -1;
+        if (starved && xc->n_starved > xc->set->max_processing
+            && (due = log_due_locked(x))) {
+            /* past the share: its log goes now, with what went out */
+            x->wire_out = x->c1_wire;
+            x->log_early = 1;
+        }
+    }
+    apr_thread_mutex_unlock(xc->mutex);
+    if (due) {
+        log_due(x);
+    }
+}
+
 void h2_x_c1_set_urgency(h2_x *x, int urgency)
 {
     /* under the queue's lock, whether the task waits there yet or not */
@@ -370,6 +398,7 @@ void h2_x_c1_run_logs(h2_xconn *xc)
         apr_thread_mutex_lock(xc->mutex);
         x_transit(x, H2_XS_RUNNING, "its log taken by the connection thread");
         xc->n_parked--;
+        xc->n_starved -= x->starved;
         c2 = x->parked_c2;
         x->parked_c2 = NULL;
         apr_thread_mutex_unlock(xc->mutex);
@@ -738,6 +767,7 @@ const h2_x_req *h2_x_worker_take(h2_x *x, h2_worker *wk, conn_rec **pc2)
         x_transit(x, H2_XS_RUNNING, "its log taken by a worker");
         x->worker = wk;
         xc->n_parked--;
+        xc->n_starved -= x->starved;
         *pc2 = x->parked_c2;
         x->parked_c2 = NULL;
         apr_thread_mutex_unlock(xc->mutex);
@@ -775,9 +805,9 @@ int h2_x_worker_settled(h2_x *x, apr_off_t *wire, int *complete)
     int settled;
 
     apr_thread_mutex_lock(xc->mutex);
-    settled = x->out_settled || x->aborted;
+    settled = x->out_settled || x->aborted || x->log_early;
     *wire = x->wire_out;
-    *complete = x->out_settled;
+    *complete = x->out_settled || (x->log_early && !x->aborted);
     apr_thread_mutex_unlock(xc->mutex);
     return settled;
 }
@@ -788,12 +818,18 @@ int h2_x_worker_park(h2_x *x, conn_rec *c2)
     int parked = 0;
 
     apr_thread_mutex_lock(xc->mutex);
-    if (!x->out_settled && !x->aborted) {
+    if (!x->out_settled && !x->aborted && x->starved
+        && xc->n_starved >= xc->set->max_processing) {
+        /* past the share of starved ones (h2_x_c1_starved): logged now */
+        x->log_early = 1;
+    }
+    else if (!x->out_settled && !x->aborted) {
         x_transit(x, H2_XS_PARKED, "its log waits for the response");
         x->parked_c2 = c2;
         x->worker = NULL;
         x->worker_waits = 0;
         xc->n_parked++;
+        xc->n_starved += x->starved;
         parked = 1;
         /* its share of workers is free: streams waiting for one may go */
         h2_x_ready_locked(x, H2_WAKE_SOFT);

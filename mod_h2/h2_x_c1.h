@@ -44,6 +44,16 @@ void h2_x_c1_pend(h2_x *x);
  * h2_x_c1_schedule(). */
 int h2_x_c1_admit(h2_x *x);
 
+/* Whether the stream's response waits for window its client withholds
+ * (nothing of it can be sent). A PARKED stream holds its secondary
+ * connection and request pool (some 25 KB) for its log: past the
+ * connection's share of workers of such streams, a starved one's log is
+ * written at once, with what went out by then, and the rest of its
+ * response (a file range, or chunks) goes out without them. A client
+ * that opens no window on 100 streams so holds no more requests than it
+ * has workers, and every stream still gets its response head. */
+void h2_x_c1_starved(h2_x *x, int starved);
+
 /* The urgency (RFC 9218, 0..7) the stream waits for a worker with. */
 void h2_x_c1_set_urgency(h2_x *x, int urgency);
 

@@ -50,6 +50,7 @@ struct h2_xconn {
     int n_queued;                   /* QUEUED */
     int n_parked;                   /* PARKED (in n_processing, not in the
                                      * connection's share of workers) */
+    int n_starved;                  /*   of them starved (h2_x_c1_starved) */
     int wake_deferred;              /* a soft wake waits for n_queued == 0 */
     h2_x *due_first;                /* connection thread: streams given body */
     h2_x *logs_first, *logs_last;   /* connection thread: parked logs due */
@@ -79,6 +80,10 @@ struct h2_x {
     int out_settled;                /* its last frame went out */
     conn_rec *parked_c2;            /* PARKED: the secondary with the log */
     int log_queued;                 /* PARKED: the log task was pushed */
+    int starved;                    /* its response waits for window the
+                                     * client withholds (h2_x_c1_starved) */
+    int log_early;                  /* PARKED, starved past the share: its
+                                     * log is written before the end */
     apr_off_t wire_out;             /* frame bytes written, as of the last
                                      * settle, abort or collect */
     struct h2_worker *worker;

@@ -37,6 +37,8 @@
 #include "h2_protocol.h"
 #include "h2_status.h"
 #include "h2_stream.h"
+#include "h2_workers.h"
+#include "h2_util.h"
 #include "h2_read_timeout_conftree.h"
 #include "h2_vars.h"
 
@@ -55,6 +57,29 @@ static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                  MOD_H2_VERSION, ngh->version_str, ap_show_mpm(),
                  h2_config_check_workers(s, ptemp));
     return OK;
+}
+
+/* The child went quiet after work (h2_workers_on_quiet): what its caches
+ * keep for busy times goes back. A burst of thousands of streams (clients
+ * that do not read) or an upload's chunks otherwise left tens of MB kept
+ * for good. 1 while streams still hold the stream allocator. */
+static int h2_child_quiet(void)
+{
+    h2_c2_child_quiet();
+    h2_hspare_child_quiet();
+    return h2_stream_child_quiet();
+}
+
+/* Spare body chunks a child keeps: MaxMemFree for each MPM thread, as the
+ * stream allocator, at most H2_HSPARE_MAX. */
+static int hspare_max(void)
+{
+    int threads = 1, n = h2_util_cache_max(H2_HSPARE_MAX, H2_HCHUNK_SIZE);
+
+    if (ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads) != APR_SUCCESS || threads < 1) {
+        threads = 1;
+    }
+    return (n >= H2_HSPARE_MAX / threads)? H2_HSPARE_MAX : n * threads;
 }
 
 static void h2_child_init(apr_pool_t *pchild, server_rec *s)
@@ -76,7 +101,10 @@ static void h2_child_init(apr_pool_t *pchild, server_rec *s)
         rv = h2_stream_child_init(pchild);
     }
     if (rv == APR_SUCCESS) {
-        rv = h2_hspare_child_init(pchild);
+        rv = h2_hspare_child_init(pchild, hspare_max());
+    }
+    if (rv == APR_SUCCESS) {
+        h2_workers_on_quiet(h2_child_quiet);
     }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, APLOGNO(21061)

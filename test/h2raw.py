@@ -462,16 +462,28 @@ def httpd_children(env):
     return env.sandbox.child_pids()
 
 
-def rss_bytes(pids):
+def _status_kib(pids, field):
+    """The sum of a /proc/PID/status field (in kB) over pids, in bytes."""
     total = 0
     for pid in pids:
         try:
             for line in _read("/proc/%d/status" % pid).splitlines():
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     total += int(line.split()[1]) * 1024
         except OSError:
             pass
     return total
+
+
+def rss_bytes(pids):
+    return _status_kib(pids, "VmRSS")
+
+
+def anon_bytes(pids):
+    """Anonymous memory (RssAnon) of pids: what the processes allocated,
+    without the file pages they map (a static file's mapping is the page
+    cache, shared)."""
+    return _status_kib(pids, "RssAnon")
 
 
 def cpu_seconds(pids):

@@ -21,8 +21,8 @@ import pytest
 
 from h2client import H2Client, install_file, remove_conf
 from h2raw import (CANCEL, REFUSED_STREAM, SETTINGS_INITIAL_WINDOW_SIZE, RawConn, Watch,
-                   data_frame, header_frames, headers_frame, hp_indexed, hp_literal, hp_literal_indexed,
-                   request_block, request_headers, rst_frame)
+                   anon_bytes, data_frame, httpd_children, header_frames, headers_frame, hp_indexed, hp_literal, hp_literal_indexed,
+                   request_block, request_headers, rst_frame, window_update_frame)
 
 pytestmark = pytest.mark.h2
 
@@ -56,6 +56,17 @@ def bomb_conn(env, path, entry_value, refs):
     return c, sids
 
 
+def tally(conns):
+    """How many streams of conns ([(conn, stream ids)]) got each status
+    (or reset)."""
+    statuses = {}
+    for c, sids in conns:
+        for s in sids:
+            st = c.status(s) or "RST %s" % c.rst.get(s)
+            statuses[st] = statuses.get(st, 0) + 1
+    return statuses
+
+
 def play_bomb(env, name, path, entry_value, refs):
     with Watch(env, name) as w:
         conns = [bomb_conn(env, path, entry_value, refs) for _ in range(BOMB_CONNS)]
@@ -67,11 +78,7 @@ def play_bomb(env, name, path, entry_value, refs):
         # watch sees what the server keeps
         for c, _ in conns:
             c.pump(1.0)
-        statuses = {}
-        for c, sids in conns:
-            for s in sids:
-                st = c.status(s) or "RST %s" % c.rst.get(s)
-                statuses[st] = statuses.get(st, 0) + 1
+        statuses = tally(conns)
         w.answer = "%s; %s" % (statuses, conns[0][0].answer())
         for c, _ in conns:
             c.close()
@@ -226,3 +233,92 @@ def test_buffered_bodies_over_connection_budget_refuse_new_streams(
     assert c.status(7) == 200, c.answer()
     assert not c.goaways
     c.close()
+
+
+ZERO_WINDOW_CONNS = 32
+ZERO_WINDOW_STREAMS = 100      # H2MaxSessionStreams' default
+ZERO_WINDOW_BUDGET = 64 << 20  # all 32 connections together
+ZERO_WINDOW_KEPT = 16 << 20    # what may stay once they are closed
+
+
+def zero_window_conn(env, path):
+    """A connection that opens no window (SETTINGS_INITIAL_WINDOW_SIZE 0,
+    no WINDOW_UPDATE) and asks for path on 100 streams."""
+    c = RawConn(env, "h2c", settings=[(SETTINGS_INITIAL_WINDOW_SIZE, 0)],
+                auto_window=False)
+    sids = [1 + 2 * i for i in range(ZERO_WINDOW_STREAMS)]
+    c.send(b"".join(headers_frame(sid, request_block(c, path)) for sid in sids))
+    return c, sids
+
+
+def test_clients_that_open_no_window_get_every_head_and_hold_little_memory(env):
+    """32 connections x 100 streams asking for a 10 MB static file with
+    window 0, then holding: every stream gets its 200 head (no DATA), the
+    children's anonymous memory grows by less than 64 MiB in all (a stalled
+    stream holds a file range, not the request that made it), and 6 s after
+    the connections close less than 16 MiB of it is still kept."""
+    if getattr(env, "sanitize", ""):
+        pytest.skip("RSS of a sanitizer's process says nothing of the server's")
+    time.sleep(1)
+    before = anon_bytes(httpd_children(env))
+    peak = before
+    conns = [zero_window_conn(env, "/10m.txt") for _ in range(ZERO_WINDOW_CONNS)]
+    deadline = time.monotonic() + 30 * getattr(env, "slow", 1)
+    for c, sids in conns:
+        while (time.monotonic() < deadline and not c.closed
+               and not all(c.status(s) for s in sids)):
+            c.pump(0.1)
+            peak = max(peak, anon_bytes(httpd_children(env)))
+    for _ in range(10):       # hold them a second: what stays held
+        for c, _ in conns:
+            c.pump(0.01)
+        peak = max(peak, anon_bytes(httpd_children(env)))
+        time.sleep(0.1)
+    statuses = tally(conns)
+    for c, sids in conns:
+        assert not c.goaways and not c.closed, c.answer()
+        assert not any(c.data.values()), "DATA through a zero window"
+    for c, _ in conns:
+        c.close()
+    time.sleep(6)
+    after = anon_bytes(httpd_children(env))
+    from conftest import report
+    report("zero windows %d conns x %d streams: %s | anon memory %+.1f MiB at the peak,"
+           " %+.1f MiB 6 s after the close" % (ZERO_WINDOW_CONNS, ZERO_WINDOW_STREAMS, statuses,
+                                              (peak - before) / 2 ** 20, (after - before) / 2 ** 20))
+    assert statuses == {200: ZERO_WINDOW_CONNS * ZERO_WINDOW_STREAMS}
+    assert peak - before < ZERO_WINDOW_BUDGET
+    assert after - before < ZERO_WINDOW_KEPT
+
+
+def starved_lines(env):
+    with open(env.sandbox.path("logs", "access_log")) as f:
+        return [ln for ln in f if "/100k.txt?starved" in ln]
+
+
+def test_streams_logged_while_starved_send_their_whole_body_once_the_window_opens(env):
+    """One connection with window 0 asks for a 100 KB file on 100 streams:
+    past the connection's share of workers their logs are written before
+    their bodies went out (what a starved stream holds is its file range).
+    When the client then opens its windows, every stream gets its whole
+    body, and the access log has a line for each."""
+    expected = env.docroot_file("100k.txt")
+    c, sids = zero_window_conn(env, "/100k.txt?starved")
+    assert c.wait(lambda: all(c.status(s) for s in sids) or c.closed, 20), c.answer()
+    c.pump(0.5)
+    assert not any(c.data.values()), "DATA through a zero window"
+    # most are logged already (all but the share of workers, 18 here)
+    assert len(starved_lines(env)) >= len(sids) // 2
+    c.send(window_update_frame(0, len(sids) * len(expected))
+           + b"".join(window_update_frame(s, len(expected)) for s in sids))
+    assert c.wait(lambda: all(c.stream_done(s) for s in sids) or c.closed, 20), c.answer()
+    assert [c.status(s) for s in sids] == [200] * len(sids)
+    assert all(bytes(c.data[s]) == expected for s in sids)
+    c.close()
+    deadline = time.monotonic() + 5
+    while True:
+        lines = starved_lines(env)
+        if len(lines) == len(sids) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert len(lines) == len(sids)
