@@ -676,17 +676,21 @@ static int c2_directory_settings(request_rec *r)
 /* While a handler runs, the connection is open as an HTTP/1.1 one is
  * during its request: to httpd, AP_CONN_CLOSE there means the client's
  * input broke, and handlers that echo or forward the body skip reading
- * it (mod_reflector answered an empty 200). So the handler sees an open
- * connection, and reads, or discards as over HTTP/1.1, what it did not
- * want; once the response head passes (h2_response_filter()) it is
- * AP_CONN_CLOSE again, and what is left of the body is dropped with the
- * stream instead of read. */
+ * it (mod_reflector answered an empty 200). So the handler of a request
+ * with a body sees an open connection, and reads, or discards as over
+ * HTTP/1.1, what it did not want; once the response head passes
+ * (h2_response_filter()) it is AP_CONN_CLOSE again, and what is left of
+ * the body is dropped with the stream instead of read. A request without
+ * a body keeps AP_CONN_CLOSE: there is nothing to read, and a handler
+ * reading anyway after its client reset the stream (mod_cgid under a
+ * HEADERS+RST_STREAM storm) met the reset and logged it as an error. */
 static int c2_handler_starts(request_rec *r)
 {
     h2_c2_ctx *ctx;
 
     if (r->connection->master && (ctx = h2_c2_ctx_get(r->connection))
-        && ctx->x && !ctx->seen_head && !ctx->req->head->websocket) {
+        && ctx->x && ctx->req->has_body && !ctx->seen_head
+        && !ctx->req->head->websocket) {
         r->connection->keepalive = AP_CONN_UNKNOWN;
     }
     return DECLINED;

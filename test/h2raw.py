@@ -546,8 +546,9 @@ class Prober(threading.Thread):
 
 
 class Watch:
-    """Measures one attack: httpd children's RSS (start, peak, end) and CPU
-    time, and a Prober's latencies during it.
+    """Measures one attack: httpd children's RSS (start, peak, end; a child
+    started meanwhile counts only what it holds beyond a child's share at
+    the start) and CPU time, and a Prober's latencies during it.
 
         with Watch(env, "rapid reset h2c") as w:
             ... attack ...
@@ -564,9 +565,15 @@ class Watch:
         self._halt = threading.Event()
 
     def __enter__(self):
-        self.rss0 = rss_bytes(httpd_children(self.env))
-        self.cpu0 = cpu_seconds(httpd_children(self.env))
+        pids0 = httpd_children(self.env)
+        self.rss0 = rss_bytes(pids0)
+        self.cpu0 = cpu_seconds(pids0)
         self.peak = self.rss0
+        # children the MPM starts meanwhile (more connections than its
+        # threads on a busy machine) are charged what one child held at the
+        # start, not counted as the server's growth
+        self.pids0 = set(pids0)
+        self.child_rss0 = self.rss0 // max(1, len(pids0))
         self.t0 = time.monotonic()
         self.sampler = threading.Thread(target=self._sample, daemon=True)
         self.sampler.start()
@@ -575,9 +582,14 @@ class Watch:
             self.prober.start()
         return self
 
+    def _rss_less_new_children(self):
+        pids = httpd_children(self.env)
+        new = len(set(pids) - self.pids0)
+        return rss_bytes(pids) - new * self.child_rss0
+
     def _sample(self):
         while not self._halt.wait(0.1):
-            self.peak = max(self.peak, rss_bytes(httpd_children(self.env)))
+            self.peak = max(self.peak, self._rss_less_new_children())
 
     def __exit__(self, *exc):
         self.duration = time.monotonic() - self.t0
@@ -586,7 +598,7 @@ class Watch:
         self._halt.set()
         self.sampler.join(5)
         pids = httpd_children(self.env)
-        self.rss1 = rss_bytes(pids)
+        self.rss1 = self._rss_less_new_children()
         self.peak = max(self.peak, self.rss1)
         cpu1 = cpu_seconds(pids)
         # processes that went away took their counters with them

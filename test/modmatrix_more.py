@@ -87,7 +87,7 @@ ProxyPass {{loc}}/{m}/ balancer://matrix{m}/
           modules=("proxy", "proxy_http", "proxy_balancer", "slotmem_shm",
                    "lbmethod_byrequests", "proxy_hcheck"), conf="""\
 <Proxy balancer://matrixhc>
-    BalancerMember http://127.0.0.1:{backend}/backend hcmethod=GET hcuri=/backend/hello.txt hcinterval=5
+    BalancerMember http://127.0.0.1:{backend}/backend hcmethod=GET hcuri=/backend/hello.txt hcinterval=5 hcfails=3
 </Proxy>
 ProxyPass {loc}/hc/ balancer://matrixhc/
 """, steps=(get("hc/hello.txt", expect_body=HELLO.encode()),),

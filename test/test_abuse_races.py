@@ -68,6 +68,11 @@ def test_headers_then_reset_storm_from_many_connections(env, how):
     stats = {"pairs": 0, "conns": 0, "goaway": {}}
     lock = threading.Lock()
     seconds = 6
+    # eight clients opening connection after connection keep the MPM's
+    # threads busy, and a slow server (ASan, a busy machine) has the MPM
+    # note that it is near its limit: about the settings, not a failure
+    env.ignore_log(r"AH10159: server is within MinSpareThreads of MaxRequestWorkers")
+    env.ignore_log(r"AH00484: server reached MaxRequestWorkers setting")
     with Watch(env, "HEADERS+RST storm %s" % how) as w:
         threads = [threading.Thread(target=reset_storm,
                                     args=(env, how, 600, seconds, stats, lock))
