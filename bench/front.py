@@ -123,20 +123,23 @@ class Stack:
     """One way of serving h2 over TLS: an httpd with its php-fpm, and the
     front proxy, if any, that the clients talk to."""
 
-    def __init__(self, name, port_base, index, keepalive=100):
+    def __init__(self, name, port_base, index, keepalive=100, fpm_children=5):
         self.name = name
         direct = name in ("ours", "stock")
         key = "front-" + name if direct else "front-%s-backend" % name
         bench.PORTS[key] = port_base + 100 * index
         self.httpd = HttpdInstance(key, name if direct else "none")
-        self.fpm = PhpFpm(self.httpd.sb.run_dir)
+        self.fpm = PhpFpm(self.httpd.sb.run_dir, children=fpm_children)
         self.front = None
         self.port_base, self.keepalive = port_base, keepalive
 
     def start(self):
         self.fpm.start()
         bench.STARTED.append(self.fpm)
-        self.httpd.extra_conf += "\n" + self.fpm.httpd_conf()
+        # without the tests' flushpackets=on: Debian's php8.2-fpm.conf for
+        # apache2 has none, and a flush per FastCGI record is a hand-off
+        # per record for an HTTP/2 stream
+        self.httpd.extra_conf += "\n" + self.fpm.httpd_conf().replace(" flushpackets=on", "")
         self.httpd.start()
         sb = self.httpd.sb
         if self.name == "nginx":
@@ -380,29 +383,32 @@ def svg_bars(med, names, path):
 
 def report(res):
     names, runs = res["stacks"], res["runs"]
+    base = os.path.join(bench.RESULTS_DIR, res["stamp"])
+    with open(base + ".json", "w") as f:       # first: the measurements are the run
+        json.dump(res, f, indent=1, default=str)
+        f.write("\n")
     med = medians(runs, names)
     info = res["info"]
     md = ["# Do I still need nginx in front? (%s)" % res["stamp"], "",
-          "Commit `%s` (mod_h2.so built %s); %s, %s; h2load -t 2 over TLS (h2); "
+          "Commit `%s` (mod_h2.so built %s); %s, %s; php-fpm %s children per stack "
+          "(mod_proxy_fcgi flushpackets %s); h2load -t 2 over TLS (h2); "
           "median (min–max) of %d round(s), stacks interleaved; load average %s at the "
           "start, %s at the end; %.0f s in all. Ratios: of the medians, and in parentheses "
           "the median of the ratios round by round. CPU: every process of the stack "
           "(httpd, php-fpm, nginx or HAProxy), utime+stime. 2 cores shared by h2load, the "
           "servers and other work." % (
-              info["git"], info["mod_h2_so_mtime"], info["versions"]["httpd"],
-              res["nginx"], res["rounds"], " ".join(info["machine"]["loadavg_start"]),
+              info["git"].split()[0], info["mod_h2_so_mtime"], info["versions"]["httpd"],
+              res["nginx"], res["args"].get("fpm_children", 5),
+              "on" if res.get("flushpackets", True) else "off", res["rounds"],
+              " ".join(info["machine"]["loadavg_start"]),
               " ".join(res["loadavg_end"]), res["elapsed_secs"]), "",
           table(runs, med, names), "", "Server CPU by part of the stack (medians):", "",
           parts_table(med, names), "", "Targets (issue 38):", ""] + verdicts(runs, med, names)
-    base = os.path.join(bench.RESULTS_DIR, res["stamp"])
     img = svg_bars(med, names, base + ".svg")
     md += ["", "![throughput and server CPU per request](%s)" % os.path.basename(img), ""]
     text = "\n".join(md)
     with open(base + ".md", "w") as f:
         f.write(text)
-    with open(base + ".json", "w") as f:
-        json.dump(res, f, indent=1, default=str)
-        f.write("\n")
     print(text)
     log("wrote %s.md, .json, .svg" % base)
 
@@ -417,6 +423,7 @@ def main():
     ap.add_argument("--port-base", type=int, default=27000)
     ap.add_argument("--nginx-keepalive", type=int, default=100,
                     help="idle upstream connections each nginx worker keeps")
+    ap.add_argument("--fpm-children", type=int, default=5, help="php-fpm processes per stack")
     ap.add_argument("--tag", default="front")
     ap.add_argument("--report", metavar="JSON", help="rewrite the .md/.svg of an earlier run")
     args = ap.parse_args()
@@ -433,7 +440,8 @@ def main():
     if unknown:
         raise SystemExit("front: unknown stacks %s" % sorted(unknown))
     info = bench.run_info(stamp)
-    stacks = [Stack(s, args.port_base, i, args.nginx_keepalive) for i, s in enumerate(names)]
+    stacks = [Stack(s, args.port_base, i, args.nginx_keepalive, args.fpm_children)
+              for i, s in enumerate(names)]
     try:
         for s in stacks:
             s.start()
@@ -446,7 +454,8 @@ def main():
     haproxy_v = subprocess.run(["haproxy", "-v"], stdout=subprocess.PIPE,
                                text=True).stdout.splitlines()[0]
     report({"stamp": stamp, "stacks": names, "rounds": args.rounds, "args": vars(args),
-            "info": info, "nginx": "%s, %s" % (nginx_v, " ".join(haproxy_v.split()[:3])),
+            "info": info, "flushpackets": False,
+            "nginx": "%s, %s" % (nginx_v, " ".join(haproxy_v.split()[:3])),
             "loadavg_end": open("/proc/loadavg").read().split()[:3],
             "elapsed_secs": (datetime.datetime.now() - t0).total_seconds(), "runs": runs})
     return 0
