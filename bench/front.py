@@ -8,16 +8,18 @@ itself, against the usual front-proxy set-ups, side by side in one run:
            keep-alive (proxy_http_version 1.1, upstream keepalive) to an
            httpd without HTTP/2
   haproxy  Debian's HAProxy terminates h2 over TLS and proxies over
-           HTTP/1.1 (http-reuse always), deploy/topology.py's
+           HTTP/1.1 (http-reuse always, maxconn 100), deploy/topology.py's
            configuration, to an httpd without HTTP/2
 
     python3 bench/front.py [--rounds 3] [--secs 4] [--port-base 27000]
                            [--stacks ours,stock,nginx,haproxy] [--tag T]
+                           [--fpm-children 5] [--nginx-keepalive 100]
     python3 bench/front.py --quick      # one short round
+    python3 bench/front.py --report results/<file>.json
 
 Every httpd is bench/run.py's instance (event MPM 4 x 25 threads, no
 access log) with its own php-fpm (test/phpfpm.py, 5 children) behind
-mod_proxy_fcgi. Workloads, h2load -t 2 over TLS, rounds interleaved:
+mod_proxy_fcgi as Debian configures it (no flushpackets). Workloads, h2load -t 2 over TLS, rounds interleaved:
   static  /653b.txt            -c 100 -m 10   req/s
   php     /fpm/hello.php       -c 20 -m 10    req/s
   10m     /10m.txt             -c 8 -m 1      MB/s
