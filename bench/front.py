@@ -93,8 +93,8 @@ class HaproxyFront(deploy.topology.Topology):
 
     def haproxy_conf(self):
         # one change: at most BACKEND_MAXCONN requests at once on the
-        # backend, the rest wait in HAProxy's queue (HAProxy's advice for
-        # servers with a thread or process per request); without it 1,000
+        # backend, the rest wait in HAProxy's queue (the usual setting in
+        # front of a server with a thread per request); without it 1,000
         # streams became 1,000 connections, the health check timed out
         # behind them and HAProxy answered 503 while the server was "down"
         return super().haproxy_conf().replace(
@@ -139,8 +139,9 @@ class Stack:
         self.fpm.start()
         bench.STARTED.append(self.fpm)
         # without the tests' flushpackets=on: Debian's php8.2-fpm.conf for
-        # apache2 has none, and a flush per FastCGI record is a hand-off
-        # per record for an HTTP/2 stream
+        # apache2 has none, and with it mod_h2's httpd spent about 80 us
+        # more per PHP request (results/20261128-233900-front), the
+        # HTTP/1.1 httpds the same
         self.httpd.extra_conf += "\n" + self.fpm.httpd_conf().replace(" flushpackets=on", "")
         self.httpd.start()
         sb = self.httpd.sb
