@@ -93,6 +93,11 @@ class Nginx(RefServer):
     http_extra = ""     # more directives for the http block (pageload.py: MIME types)
     processes = "worker_processes 2;"   # instr.py: one process, for callgrind
 
+    def site(self):
+        """What a server block serves: the document root here, a
+        proxy_pass in front.py's nginx."""
+        return "root %s;" % self.docroot
+
     def command(self):
         conf = os.path.join(self.run_dir, "nginx.conf")
         t = os.path.join(self.run_dir, "tmp")
@@ -110,16 +115,16 @@ http {{
     default_type application/octet-stream;{extra}
     client_body_temp_path {t}/body; proxy_temp_path {t}/proxy;
     fastcgi_temp_path {t}/fcgi; uwsgi_temp_path {t}/uwsgi; scgi_temp_path {t}/scgi;
-    server {{ listen 127.0.0.1:{h2c} http2; root {d}; }}
+    server {{ listen 127.0.0.1:{h2c} http2; {site} }}
     server {{
         listen 127.0.0.1:{tls} ssl http2;
         ssl_certificate {cert}; ssl_certificate_key {key};
-        root {d};
+        {site}
     }}
 }}
 """.format(r=self.run_dir, t=t, h2c=self.h2c_port, tls=self.tls_port, d=self.docroot,
            cert=self.cert, key=self.key, extra=self.http_extra,
-           processes=self.processes))
+           processes=self.processes, site=self.site()))
         return [NGINX, "-p", self.run_dir, "-c", conf]
 
 

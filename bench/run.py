@@ -258,9 +258,12 @@ def stop_all():
 
 
 # ---------------------------------------------------------------- /proc
-def proc_counters(pids):
+def proc_counters(pids, reaped=False):
     """CPU seconds (whole process, incl. exited threads) and context
-    switches (summed over the live threads) of the given processes."""
+    switches (summed over the live threads) of the given processes.
+    reaped: add the CPU of their children that have exited and been
+    waited for (cutime, cstime), so that a parent's total stays whole
+    when its MPM or pool retires a child during the measurement."""
     cpu = 0.0
     vol = nonvol = 0
     tck = os.sysconf("SC_CLK_TCK")
@@ -269,6 +272,8 @@ def proc_counters(pids):
             with open("/proc/%d/stat" % pid) as f:
                 fields = f.read().rsplit(")", 1)[1].split()
             cpu += (int(fields[11]) + int(fields[12])) / tck
+            if reaped:
+                cpu += (int(fields[13]) + int(fields[14])) / tck
             for tid in os.listdir("/proc/%d/task" % pid):
                 with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
                     for line in f:
