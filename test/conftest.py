@@ -18,7 +18,7 @@ from h2env import H2TestEnv, shift_for_worker
 
 # under pytest-xdist, each worker's instances get ports and a run dir of
 # their own (before any test module reads the settings)
-WORKER = shift_for_worker()
+shift_for_worker()
 
 # Files that must not run beside each other: both install or build
 # Debian packages on the machine (dpkg's lock, /etc/apache2).
