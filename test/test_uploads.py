@@ -167,25 +167,27 @@ def test_a_first_window_filled_at_once_grows_before_any_round_trip_is_known(env,
 
 def test_a_stalled_handler_holds_at_most_its_window_and_the_connection_goes_on(
         env, discard):
-    """A handler that stops reading for 3 s after 8 MB, its window grown
-    (ours: to 4 MB, 64 times H2WindowSize, for 16 MB/s 50 ms away): the client
+    """A handler that stops reading for 4 s after 8 MB, its window grown
+    (ours: to 4 MB, 64 times H2WindowSize, for 8 MB/s 50 ms away): the client
     sends what credit it has and then waits, as flow control says; no
     WINDOW_UPDATE reopens the stalled stream's window meanwhile; a GET and
     a second upload on the same connection, and a GET on another, are
     answered during the stall; when the handler reads again the upload
     completes whole."""
-    total, rate = 16 << 20, 16 << 20
+    total, rate = 16 << 20, 8 << 20
     with RawConn(env, "h2c", timeout=10) as c:
-        post(c, 1, "/discard?stall_after=%d&stall_ms=3000" % (8 << 20), total)
+        post(c, 1, "/discard?stall_after=%d&stall_ms=4000" % (8 << 20), total)
         up = Uploader(c, 1)
         t0 = time.monotonic()
         assert up.send(8 << 20, end=False, rate=rate), up.state()
-        peak = up.peak_window       # ours: 4 MB, stock: its fixed windows
         # the credit runs out while the handler sleeps
-        assert not up.send(total - up.sent, end=False, timeout=1.0, rate=rate), up.state()
+        assert not up.send(total - up.sent, end=False, timeout=1.5, rate=rate), up.state()
         assert up.sent < total
         granted = c.window_updates.get(1, 0)
-        assert up.sent - (8 << 20) <= peak, (up.sent, peak)
+        # what it holds is at most the largest window it was granted (ours:
+        # 4 MB, or 256 MB where a loaded machine answers the PING later than
+        # 250 ms; stock: its fixed windows)
+        assert up.sent - (8 << 20) <= up.peak_window, (up.state(), c.window_updates)
         post(c, 3, "/discard", 60000)
         c.send(b"".join(data_frame(3, b"x" * 10000, end_stream=(i == 5)) for i in range(6)))
         c.send(headers_frame(5, request_block(c, "/1k.txt")))
@@ -195,8 +197,9 @@ def test_a_stalled_handler_holds_at_most_its_window_and_the_connection_goes_on(
         status3, body3 = answer(c, 3, timeout=2.5)
         assert status3 == 200 and json.loads(body3)["bytes"] == 60000
         assert answer(c, 5, timeout=1)[0] == 200
-        assert time.monotonic() - t0 < 3.0 or not c.stream_done(1)
-        assert c.window_updates.get(1, 0) == granted     # no credit while stalled
+        # no credit while stalled (it ends 4 s after the handler had 8 MB,
+        # which took the client 1 s at 8 MB/s)
+        assert c.window_updates.get(1, 0) == granted or time.monotonic() - t0 >= 5.0
         assert up.send(total - up.sent, rate=rate)
         status, body = answer(c, 1)
         assert status == 200
