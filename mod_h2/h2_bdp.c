@@ -57,12 +57,25 @@ apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
         /* More than half the window per round trip: the window, not the
          * link, held the client back (WINDOW_UPDATEs go out at half the
          * window, so a client held back by it sends between half and all
-         * of it). H2_BDP_STEP times as much: 64 KB to 256 MB in two steps,
-         * a step taking about two round trips (the client's use of a new
-         * window shows one round trip after it went out), which an upload
-         * at 20 ms spends at a fraction of its speed. Too much is only
-         * credit: what the connection holds has its own bound. */
-        b->window = (b->window > max / H2_BDP_STEP)? max : H2_BDP_STEP * b->window;
+         * of it). Small windows go to H2_BDP_FAST_UPTO in one step (64 KB
+         * to 4 MB, a step taking about two round trips: the client's use
+         * of a new window shows one round trip after it went out); larger
+         * ones to what the measured bandwidth-delay product needs with
+         * headroom, since a window is what its stream holds when its
+         * handler stops reading: a round trip measured long on a busy
+         * machine (a PING answered late) then costs a few times the
+         * window, not 64 times. A client still held back shows it again
+         * in the next sample: at +20 ms, 1 GB/s takes 4, 16, 64 MB. */
+        apr_int64_t w = (apr_int64_t)H2_BDP_HEADROOM * per_rtt;
+        apr_int64_t lo = 2 * (apr_int64_t)b->window;
+        apr_int64_t hi = (apr_int64_t)H2_BDP_STEP * b->window;
+
+        if (b->window < H2_BDP_FAST_UPTO && lo < H2_BDP_FAST_UPTO) {
+            lo = H2_BDP_FAST_UPTO;
+        }
+        w = (w < lo)? lo : w;
+        w = (w > hi)? hi : w;
+        b->window = (w > max)? max : (apr_int32_t)w;
     }
     return b->window;
 }

@@ -33,8 +33,13 @@
 #define H2_BDP_GROWTH_MAX (512 * 1024 * 1024)     /* what all of a connection's
                                                    * stream windows grow by */
 #define H2_BDP_GROWTH_CHILD (1024LL * 1024 * 1024) /* ... a child's connections */
-#define H2_BDP_STEP 64                            /* a window grows this many
-                                                   * times at once */
+#define H2_BDP_STEP 64                            /* a window grows at most
+                                                   * this many times at once */
+#define H2_BDP_FAST_UPTO (4 * 1024 * 1024)         /* below it, a step goes
+                                                   * straight here */
+#define H2_BDP_HEADROOM 4                          /* above it, a step makes the
+                                                   * window this many times what
+                                                   * went through per round trip */
 
 typedef struct h2_bdp {
     apr_int32_t window;             /* the stream's receive window now */
@@ -47,10 +52,12 @@ void h2_bdp_init(h2_bdp *b, apr_int32_t window);
 
 /* The handler consumed n bytes at now; rtt is the connection's round trip
  * (0: not measured yet, so still within the connection's first). Returns
- * the window the stream should have: H2_BDP_STEP times the current one when,
- * over the last round trip or more (or within less), the client sent more
- * than half a window per round trip (the window, not the link, held it
- * back), at most max; else the current one. */
+ * the window the stream should have: when, over the last round trip or
+ * more (or within less), the client sent more than half a window per round
+ * trip (the window, not the link, held it back), a larger one: up to
+ * H2_BDP_FAST_UPTO at once, past it H2_BDP_HEADROOM times what went through
+ * per round trip, at least twice and at most H2_BDP_STEP times the current
+ * one, and at most max; else the current one. */
 apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
                             apr_interval_time_t rtt, apr_int32_t max);
 

@@ -176,19 +176,20 @@ def report(what, before, peak, after, extra=""):
 
 
 def test_one_big_upload_holds_at_most_its_budget_and_gives_it_back(env, sink, bodies):
-    """A 512 MB PUT over h2 (TLS) to a handler that reads it as it comes
-    (h2-discard): the children's RSS grows by at most 16 MB at any time.
-    To either sink: 5 s after the upload the RSS is within 1.2x of what it
-    was before. (Into mod_dav_fs the peak is reported, not bounded: 4-12 MB
-    on an idle machine, up to 27 MB of anonymous memory while other
-    processes take the CPUs, which is not explained yet.)"""
+    """A 512 MB PUT over h2 (TLS) to mod_dav_fs or to a handler that reads
+    it as it comes (h2-discard): the children's RSS grows by at most 16 MB
+    at any time, and 5 s after the upload it is within 1.2x of what it was
+    before. (Into mod_dav_fs on a busy machine the peak was up to 27 MB
+    while a window could grow 64-fold past 4 MB: a PING answered late made
+    the round trip look long and the window went to 256 MB, which a
+    handler behind on its disk writes let fill; windows past 4 MB now grow
+    to four times what a round trip carried.)"""
     warm_up(env, bodies, sink)
     with RssSampler(env) as w:
         took = put(env, bodies[0], sink)
     after = settle(env)
     report("%s: one %d MB upload in %.2f s" % (sink, BIG >> 20, took), w.before, w.peak, after)
-    if sink.startswith("/discard"):
-        assert w.peak - w.before <= UPLOAD_BUDGET
+    assert w.peak - w.before <= UPLOAD_BUDGET
     assert after <= RETURN_RATIO * w.before
 
 

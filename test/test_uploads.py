@@ -128,7 +128,9 @@ def test_upload_window_grows_with_the_round_trip_where_the_handler_keeps_up(env,
     """48 MB at 48 MB/s to a handler that reads as fast as it comes, 50 ms
     away: the stream's window grows from H2WindowSize (64 KB) past the
     6.4 MB that bodies within H2WindowSize and responses may hold (grown
-    windows have their own budget), and the handler gets every byte."""
+    windows have their own budget), to some four times the 2.4 MB a round
+    trip carries, not to 256 MB (a window is what the stream holds should
+    its handler stop), and the handler gets every byte."""
     total = 48 << 20
     with RawConn(env, "h2c", timeout=10) as c:
         post(c, 1, "/discard", total)
@@ -138,6 +140,9 @@ def test_upload_window_grows_with_the_round_trip_where_the_handler_keeps_up(env,
     assert status == 200
     assert json.loads(body)["bytes"] == total
     assert up.peak_window > DEFAULT_BUDGET, up.peak_window
+    # four times what 48 MB/s carries in a round trip measured up to
+    # 600 ms (a busy machine's late answers), and no 64-fold step past 4 MB
+    assert up.peak_window <= 4 * RATE * 0.6, up.peak_window
 
 
 def test_a_first_window_filled_at_once_grows_before_any_round_trip_is_known(env, discard):
