@@ -24,12 +24,13 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(TEST_DIR)
 sys.path.insert(0, os.path.join(REPO_DIR, "sandbox"))
 
-from sandbox import (Sandbox, SandboxError, SIZED_FILES,  # noqa: E402,F401
+from sandbox import (Sandbox, SandboxError, SIZED_FILES, port_open,  # noqa: E402,F401
                      read_head, sized_content, slowdown)
 
 DEFAULT_TEST_PORT_BASE = 22100
@@ -367,6 +368,55 @@ def second_port_base(first_base):
     return int(os.environ.get("H2_TEST_PORT_BASE2") or first_base + 500)
 
 
+class SecondEnv(H2TestEnv):
+    """A second instance beside the suite's (test_load.py's with Debian's
+    MPM settings, test_upload_memory.py's with stock mod_http2), on ports
+    of its own (second_port_base) and a run dir of its own per module."""
+
+    def __init__(self, first, conf, module=None):
+        super().__init__()
+        self.conf = conf
+        base = second_port_base(first.port_base)
+        self.port_base = base
+        # another module: its own run dir (logs), on the same ports
+        run_dir = run_dir_for(base) + ("-" + module if module else "")
+        self.sandbox = Sandbox(run_dir=run_dir, port_base=base,
+                               mpm=first.mpm, module=module or first.module)
+        self.http_port = self.sandbox.http_port
+        self.https_port = self.sandbox.https_port
+        self.run_dir = self.sandbox.run_dir
+
+    def start(self):
+        """Start with its configuration in place from the beginning (one
+        start, no restart); wait for a previous run's children to let go
+        of the ports first."""
+        sb = self.sandbox
+        if sb.is_running():
+            sb.stop()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (port_open(self.http_port)
+                                               or port_open(self.https_port)):
+            time.sleep(0.2)
+        sb.clear_conf()
+        for name in ("error_log", "access_log"):
+            if os.path.exists(sb.path("logs", name)):
+                os.unlink(sb.path("logs", name))
+        os.makedirs(self.path("tmp"), exist_ok=True)
+        self.track_sanitizer_reports()
+        self.add_conf("second", self.conf + os.environ.get("H2_TEST_EXTRA_CONF", ""))
+        # our ports lie in the kernel's ephemeral range: a client socket
+        # (ours or another instance's) may hold one for a moment
+        for attempt in range(20):
+            try:
+                sb.start()
+                break
+            except SandboxError as e:
+                if "Address already in use" not in str(e) or attempt == 19:
+                    raise
+                time.sleep(1)
+        self.log_checked = 0
+
+
 def instances_of(port_base, run_dir=None):
     """The sandboxes a test process on `port_base` may have left: its own,
     test_load.py's second one, test_php_prefork.py's."""
@@ -376,8 +426,10 @@ def instances_of(port_base, run_dir=None):
     # (H2_TEST_PORT_BASE2 moves with the worker as the first base does)
     second_base = second_port_base(first.port_base) + port_base - first.port_base
     second = run_dir_for(second_base)
-    # test_load.py's second instance, and its variant without HTTP/2
-    for run_dir2, module in ((second, first.module), (second + "-none", "none")):
+    # test_load.py's second instance, its variant without HTTP/2, and
+    # test_upload_memory.py's with stock mod_http2
+    for run_dir2, module in ((second, first.module), (second + "-none", "none"),
+                             (second + "-stock", "stock")):
         if os.path.exists(os.path.join(run_dir2, "sandbox.json")):
             dirs.append(Sandbox(run_dir=run_dir2, port_base=second_base,
                                 mpm=first.mpm, module=module))

@@ -19,8 +19,7 @@ import pytest
 
 from conftest import report
 from h2client import H2Client, install_cgi
-from h2env import H2TestEnv, Sandbox, SandboxError, run_dir_for, second_port_base
-from sandbox import port_open
+from h2env import H2TestEnv, SecondEnv, Sandbox, SandboxError, run_dir_for, second_port_base
 
 pytestmark = [pytest.mark.h2, pytest.mark.load]
 
@@ -62,56 +61,9 @@ KeepAliveTimeout 30
 """
 
 
-class SecondEnv(H2TestEnv):
-    """A second instance of the suite's kind, on its own ports and run dir."""
-
-    def __init__(self, first, conf=None, module=None):
-        super().__init__()
-        self.conf = DEBIAN_MPM_CONF if conf is None else conf
-        base = second_port_base(first.port_base)
-        self.port_base = base
-        # another module: its own run dir (logs), on the same ports
-        run_dir = run_dir_for(base) + ("-" + module if module else "")
-        self.sandbox = Sandbox(run_dir=run_dir, port_base=base,
-                               mpm=first.mpm, module=module or first.module)
-        self.http_port = self.sandbox.http_port
-        self.https_port = self.sandbox.https_port
-        self.run_dir = self.sandbox.run_dir
-
-    def start(self):
-        """Start with the Debian MPM settings in place from the beginning
-        (one start, no restart); wait for a previous run's children to let
-        go of the ports first."""
-        sb = self.sandbox
-        if sb.is_running():
-            sb.stop()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and (port_open(self.http_port)
-                                               or port_open(self.https_port)):
-            time.sleep(0.2)
-        sb.clear_conf()
-        for name in ("error_log", "access_log"):
-            if os.path.exists(sb.path("logs", name)):
-                os.unlink(sb.path("logs", name))
-        os.makedirs(self.path("tmp"), exist_ok=True)
-        self.track_sanitizer_reports()
-        self.add_conf("debian-mpm", self.conf + os.environ.get("H2_TEST_EXTRA_CONF", ""))
-        # our ports lie in the kernel's ephemeral range: a client socket
-        # (ours or another instance's) may hold one for a moment
-        for attempt in range(20):
-            try:
-                sb.start()
-                break
-            except SandboxError as e:
-                if "Address already in use" not in str(e) or attempt == 19:
-                    raise
-                time.sleep(1)
-        self.log_checked = 0
-
-
 @pytest.fixture(scope="module")
 def debian_env(env):
-    e = SecondEnv(env)
+    e = SecondEnv(env, DEBIAN_MPM_CONF)
     e.start()
     e.mark_log_checked()
     # capacity notices the event MPM logs at level error when 500 clients
