@@ -45,16 +45,23 @@ typedef struct h2_bdp {
     apr_int32_t window;             /* the stream's receive window now */
     apr_time_t since;               /* the current sample began */
     apr_int64_t bytes;              /*   and saw this much consumed */
+    apr_int64_t arrived;            /*   and this much arrive */
 } h2_bdp;
 
 /* Start with the configured window (H2WindowSize, the floor). */
 void h2_bdp_init(h2_bdp *b, apr_int32_t window);
 
+/* n bytes of the stream arrived at now (counted toward the sample that
+ * h2_bdp_consumed() judges). */
+void h2_bdp_arrived(h2_bdp *b, apr_int64_t n, apr_time_t now);
+
 /* The handler consumed n bytes at now; rtt is the connection's round trip
  * (0: not measured yet, so still within the connection's first). Returns
  * the window the stream should have: when, over the last round trip or
  * more (or within less), the client sent more than half a window per round
- * trip (the window, not the link, held it back), a larger one: up to
+ * trip (the window, not the link, held it back: what the handler read of
+ * what arrived in the sample, as a handler catching up reads more), a
+ * larger one: up to
  * H2_BDP_FAST_UPTO at once, past it H2_BDP_HEADROOM times what went through
  * per round trip, at least twice and at most H2_BDP_STEP times the current
  * one, and at most max; else the current one. */

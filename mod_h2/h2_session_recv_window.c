@@ -33,7 +33,11 @@
 APLOG_USE_MODULE(http2);
 
 #define H2_RTT_PING "h2-rtt!!"              /* 8 bytes of PING payload */
-#define H2_RTT_EVERY apr_time_from_sec(10)  /* measured again after */
+/* While an upload goes on, its round trip is measured again every second:
+ * the least sample counts, and on a busy machine a client now and then
+ * answers late (samples of 20-130 ms where the path takes 0.3), so a few
+ * samples keep a window from being sized to one late answer. */
+#define H2_RTT_EVERY apr_time_from_sec(1)
 /* A PING's answer waits behind the DATA the client queued before it: with
  * a grown window on loopback, samples of 20-90 ms where the path takes
  * 0.1-3 ms, and the window grew to 256 MB for that queue, which it had
@@ -215,7 +219,7 @@ static void grant(h2_session *s, h2_stream *stream)
 
 void h2_session_recv_window_consumed(h2_session *s, h2_stream *stream, apr_size_t n)
 {
-    apr_int32_t max, w;
+    apr_int32_t max, w, before;
 
     stream->in_consumed += (apr_off_t)n;
     if (stream->state != H2_SS_OPEN) {
@@ -242,8 +246,10 @@ void h2_session_recv_window_consumed(h2_session *s, h2_stream *stream, apr_size_
     if (2 * (stream->in_received - stream->in_consumed) > stream->bdp.window) {
         max = stream->bdp.window;
     }
+    before = stream->bdp.window;
     w = h2_bdp_consumed(&stream->bdp, (apr_int64_t)n, apr_time_now(), s->rtt, max);
-    if (w > stream->bdp.window) {
+    if (w > before) {
+        stream->bdp.window = before;    /* set_target() traces the change */
         set_target(s, stream, w);
     }
     charge(s, stream, exposure(s, stream));
@@ -299,6 +305,10 @@ void h2_session_recv_window_received(h2_session *s, h2_stream *stream,
                                      apr_size_t n, int kept)
 {
     stream->in_received += (apr_off_t)n;
+    if (!stream->bdp.window) {
+        h2_bdp_init(&stream->bdp, s->window_size);
+    }
+    h2_bdp_arrived(&stream->bdp, (apr_int64_t)n, apr_time_now());
     if (!kept) {
         /* nobody reads it: it is consumed as it comes */
         h2_session_recv_window_consumed(s, stream, n);

@@ -18,21 +18,44 @@
 
 #define MS(n) ((apr_time_t)(n) * 1000)
 
+/* n bytes arrive at now and a handler that keeps up reads them at once */
+static apr_int32_t kept_up(h2_bdp *b, apr_int64_t n, apr_time_t now,
+                           apr_interval_time_t rtt, apr_int32_t max)
+{
+    h2_bdp_arrived(b, n, now);
+    return h2_bdp_consumed(b, n, now, rtt, max);
+}
+
+static void test_a_handler_catching_up_grows_nothing(void)
+{
+    /* 4 MB window, 0.3 ms round trip: the handler held 3 MB and reads it
+     * within 1 ms while 200 KB arrive; what arrived is what counts */
+    h2_bdp b;
+    h2_bdp_init(&b, 4 << 20);
+    h2_bdp_arrived(&b, 0, MS(1000));
+    h2_bdp_arrived(&b, 200 * 1000, MS(1000) + 500);
+    CHECK(h2_bdp_consumed(&b, 3 << 20, MS(1001), 300, 1 << 28) == (4 << 20));
+    /* 3 MB arriving and read within less than a round trip: the window
+     * held the client back */
+    h2_bdp_arrived(&b, 3 << 20, MS(1001) + 100);
+    CHECK(h2_bdp_consumed(&b, 3 << 20, MS(1001) + 250, 300, 1 << 28) > (4 << 20));
+}
+
 static void test_a_window_filled_before_the_first_round_trip_is_known_grows(void)
 {
     /* no round trip measured yet: still within the connection's first */
     h2_bdp b;
     h2_bdp_init(&b, 65535);
-    CHECK(h2_bdp_consumed(&b, 30000, MS(1000), 0, 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 35535, MS(1002), 0, 1 << 24) == H2_BDP_STEP * 65535);
+    CHECK(kept_up(&b, 30000, MS(1000), 0, 1 << 24) == 65535);
+    CHECK(kept_up(&b, 35535, MS(1002), 0, 1 << 24) == H2_BDP_STEP * 65535);
 }
 
 static void test_a_small_body_before_the_first_round_trip_grows_nothing(void)
 {
     h2_bdp b;
     h2_bdp_init(&b, 65535);
-    CHECK(h2_bdp_consumed(&b, 20000, MS(1000), 0, 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 12000, MS(2000), 0, 1 << 24) == 65535);
+    CHECK(kept_up(&b, 20000, MS(1000), 0, 1 << 24) == 65535);
+    CHECK(kept_up(&b, 12000, MS(2000), 0, 1 << 24) == 65535);
 }
 
 static void test_window_limited_upload_grows_a_step_each_round_trip(void)
@@ -43,19 +66,19 @@ static void test_window_limited_upload_grows_a_step_each_round_trip(void)
     apr_time_t t = MS(1000);
     int i;
     h2_bdp_init(&b, 65535);
-    CHECK(h2_bdp_consumed(&b, 0, t, MS(20), 1 << 26) == 65535);
+    CHECK(kept_up(&b, 0, t, MS(20), 1 << 26) == 65535);
     t += MS(20);
-    CHECK(h2_bdp_consumed(&b, 65535, t, MS(20), 1 << 26) == H2_BDP_STEP * 65535);
+    CHECK(kept_up(&b, 65535, t, MS(20), 1 << 26) == H2_BDP_STEP * 65535);
     for (i = 0; i < 2; ++i) {
         apr_int32_t before = b.window;
         t += MS(20);
-        CHECK(h2_bdp_consumed(&b, before, t, MS(20), 1 << 26)
+        CHECK(kept_up(&b, before, t, MS(20), 1 << 26)
               == H2_BDP_HEADROOM * before);
     }
     t += MS(20);
-    CHECK(h2_bdp_consumed(&b, b.window, t, MS(20), 1 << 26) == (1 << 26));
+    CHECK(kept_up(&b, b.window, t, MS(20), 1 << 26) == (1 << 26));
     t += MS(20);                    /* and no further */
-    CHECK(h2_bdp_consumed(&b, 1 << 26, t, MS(20), 1 << 26) == (1 << 26));
+    CHECK(kept_up(&b, 1 << 26, t, MS(20), 1 << 26) == (1 << 26));
 }
 
 static void test_a_large_window_grows_to_what_a_round_trip_carries_not_64_times(void)
@@ -65,10 +88,10 @@ static void test_a_large_window_grows_to_what_a_round_trip_carries_not_64_times(
      * of window, not 256 */
     h2_bdp b;
     h2_bdp_init(&b, 4 << 20);
-    h2_bdp_consumed(&b, 0, MS(1000), MS(30), 1 << 28);
-    CHECK(h2_bdp_consumed(&b, 4500 * 1000, MS(1030), MS(30), 1 << 28) == 18 * 1000 * 1000);
+    kept_up(&b, 0, MS(1000), MS(30), 1 << 28);
+    CHECK(kept_up(&b, 4500 * 1000, MS(1030), MS(30), 1 << 28) == 18 * 1000 * 1000);
     /* what went through stays below half of it: no further */
-    CHECK(h2_bdp_consumed(&b, 4500 * 1000, MS(1060), MS(30), 1 << 28) == 18 * 1000 * 1000);
+    CHECK(kept_up(&b, 4500 * 1000, MS(1060), MS(30), 1 << 28) == 18 * 1000 * 1000);
 }
 
 static void test_a_small_configured_window_grows_to_4mb_at_once(void)
@@ -76,8 +99,8 @@ static void test_a_small_configured_window_grows_to_4mb_at_once(void)
     /* H2WindowSize 1 MB, filled within a round trip: 4 MB, not 64 MB */
     h2_bdp b;
     h2_bdp_init(&b, 1 << 20);
-    h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 28);
-    CHECK(h2_bdp_consumed(&b, 1 << 20, MS(1020), MS(20), 1 << 28) == H2_BDP_FAST_UPTO);
+    kept_up(&b, 0, MS(1000), MS(20), 1 << 28);
+    CHECK(kept_up(&b, 1 << 20, MS(1020), MS(20), 1 << 28) == H2_BDP_FAST_UPTO);
 }
 
 static void test_link_limited_upload_keeps_its_window(void)
@@ -87,10 +110,10 @@ static void test_link_limited_upload_keeps_its_window(void)
     apr_time_t t = MS(1000);
     int i;
     h2_bdp_init(&b, 1 << 20);
-    h2_bdp_consumed(&b, 0, t, MS(20), 1 << 24);
+    kept_up(&b, 0, t, MS(20), 1 << 24);
     for (i = 0; i < 50; ++i) {
         t += MS(20);
-        CHECK(h2_bdp_consumed(&b, 200 * 1000, t, MS(20), 1 << 24) == (1 << 20));
+        CHECK(kept_up(&b, 200 * 1000, t, MS(20), 1 << 24) == (1 << 20));
     }
 }
 
@@ -99,10 +122,10 @@ static void test_samples_span_a_round_trip(void)
     /* consumption in pieces within one round trip counts together */
     h2_bdp b;
     h2_bdp_init(&b, 65535);
-    h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
-    CHECK(h2_bdp_consumed(&b, 20000, MS(1005), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 10000, MS(1010), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 10000, MS(1020), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
+    kept_up(&b, 0, MS(1000), MS(20), 1 << 24);
+    CHECK(kept_up(&b, 20000, MS(1005), MS(20), 1 << 24) == 65535);
+    CHECK(kept_up(&b, 10000, MS(1010), MS(20), 1 << 24) == 65535);
+    CHECK(kept_up(&b, 10000, MS(1020), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
 }
 
 static void test_half_a_window_used_within_a_round_trip_grows_at_once(void)
@@ -112,11 +135,11 @@ static void test_half_a_window_used_within_a_round_trip_grows_at_once(void)
      * new window) does not grow it again */
     h2_bdp b;
     h2_bdp_init(&b, 65535);
-    h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
-    CHECK(h2_bdp_consumed(&b, 30000, MS(1005), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 30000, MS(1010), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
-    CHECK(h2_bdp_consumed(&b, 65535, MS(1015), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
-    CHECK(h2_bdp_consumed(&b, 0, MS(1030), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
+    kept_up(&b, 0, MS(1000), MS(20), 1 << 24);
+    CHECK(kept_up(&b, 30000, MS(1005), MS(20), 1 << 24) == 65535);
+    CHECK(kept_up(&b, 30000, MS(1010), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
+    CHECK(kept_up(&b, 65535, MS(1015), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
+    CHECK(kept_up(&b, 0, MS(1030), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
 }
 
 static void test_a_window_used_by_more_than_half_grows(void)
@@ -125,17 +148,17 @@ static void test_a_window_used_by_more_than_half_grows(void)
      * (updates come at half of it); 30 KB: by the link */
     h2_bdp b;
     h2_bdp_init(&b, 65535);
-    h2_bdp_consumed(&b, 0, MS(1000), MS(20), 1 << 24);
-    CHECK(h2_bdp_consumed(&b, 30000, MS(1020), MS(20), 1 << 24) == 65535);
-    CHECK(h2_bdp_consumed(&b, 40000, MS(1040), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
+    kept_up(&b, 0, MS(1000), MS(20), 1 << 24);
+    CHECK(kept_up(&b, 30000, MS(1020), MS(20), 1 << 24) == 65535);
+    CHECK(kept_up(&b, 40000, MS(1040), MS(20), 1 << 24) == H2_BDP_STEP * 65535);
 }
 
 static void test_the_cap_is_reached_not_passed(void)
 {
     h2_bdp b;
     h2_bdp_init(&b, 3 * 1000 * 1000);
-    h2_bdp_consumed(&b, 0, MS(1000), MS(10), 4 * 1000 * 1000);
-    CHECK(h2_bdp_consumed(&b, 3 * 1000 * 1000, MS(1010), MS(10), 4 * 1000 * 1000)
+    kept_up(&b, 0, MS(1000), MS(10), 4 * 1000 * 1000);
+    CHECK(kept_up(&b, 3 * 1000 * 1000, MS(1010), MS(10), 4 * 1000 * 1000)
           == 4 * 1000 * 1000);
 }
 
@@ -144,6 +167,7 @@ int main(void)
     test_a_window_filled_before_the_first_round_trip_is_known_grows();
     test_a_small_body_before_the_first_round_trip_grows_nothing();
     test_window_limited_upload_grows_a_step_each_round_trip();
+    test_a_handler_catching_up_grows_nothing();
     test_a_large_window_grows_to_what_a_round_trip_carries_not_64_times();
     test_a_small_configured_window_grows_to_4mb_at_once();
     test_a_window_used_by_more_than_half_grows();
