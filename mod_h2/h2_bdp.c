@@ -72,11 +72,13 @@ apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
         per_rtt = seen * rtt / elapsed;
     }
     sample_start(b, now);
-    if (2 * per_rtt > b->window && b->window < max) {
-        /* More than half the window per round trip: the window, not the
-         * link, held the client back (WINDOW_UPDATEs go out at half the
-         * window, so a client held back by it sends between half and all
-         * of it). Small windows go to H2_BDP_FAST_UPTO in one step (64 KB
+    if (8 * per_rtt > 3 * b->window && b->window < max) {
+        /* About half the window per round trip or more (three eighths: a
+         * sample's edges cut what arrived from what was read): the window,
+         * not the link, held the client back (WINDOW_UPDATEs go out at half
+         * the window, so a client held back by it sends between half and
+         * all of it; at 20 ms, a 16 MB window carried 8 MB per round trip
+         * and, judged by "more than half", stayed at 16 MB half the time). Small windows go to H2_BDP_FAST_UPTO in one step (64 KB
          * to 4 MB, a step taking about two round trips: the client's use
          * of a new window shows one round trip after it went out); larger
          * ones to what the measured bandwidth-delay product needs with

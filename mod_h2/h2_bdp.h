@@ -58,8 +58,8 @@ void h2_bdp_arrived(h2_bdp *b, apr_int64_t n, apr_time_t now);
 /* The handler consumed n bytes at now; rtt is the connection's round trip
  * (0: not measured yet, so still within the connection's first). Returns
  * the window the stream should have: when, over the last round trip or
- * more (or within less), the client sent more than half a window per round
- * trip (the window, not the link, held it back: what the handler read of
+ * more (or within less), the client sent about half a window per round
+ * trip or more (the window, not the link, held it back: what the handler read of
  * what arrived in the sample, as a handler catching up reads more), a
  * larger one: up to
  * H2_BDP_FAST_UPTO at once, past it H2_BDP_HEADROOM times what went through

@@ -233,31 +233,36 @@ def test_one_big_upload_holds_at_most_its_budget_and_gives_it_back(env, sink, bo
     """A 512 MB PUT over h2 (TLS) to mod_dav_fs or to a handler that reads
     it as it comes (h2-discard): the children's RSS grows by at most 16 MB
     at any time, and 5 s after the upload it is within 1.2x of what it was
-    before; stock's figures for the same upload beside them. (Into
+    before (or of stock's ratio for the same upload, where that is more). (Into
     mod_dav_fs on a busy machine the peak was up to 27 MB while a window
     could grow 64-fold past 4 MB: a PING answered late made the round trip
     look long and the window went to 256 MB, which a handler behind on its
     disk writes let fill; windows past 4 MB now grow to four times what a
     round trip carried.)"""
     what = "%s: one %d MB upload" % (sink, BIG >> 20)
+    ratio = RETURN_RATIO
     if stock:
         took, before, peak, after = one_big(stock, bodies, sink)
         report("%s in %.2f s" % (what, took), "stock", before, peak, after)
+        ratio = max(ratio, after / before)
     took, before, peak, after = one_big(env, bodies, sink)
     report("%s in %.2f s" % (what, took), env.module, before, peak, after)
     assert peak - before <= UPLOAD_BUDGET
-    assert after <= RETURN_RATIO * before
+    assert after <= ratio * before
 
 
 def test_parallel_uploads_give_their_memory_back_within_seconds(env, sink, bodies, stock):
     """20 parallel 10 MB PUTs over h2 (TLS), each on its own connection:
     the children's RSS grows by at most the budget of each, and 5 s after
-    the last one ended it is within 1.2x of before; stock's figures for the
-    same uploads beside them."""
+    the last one ended it is within 1.2x of before (or of stock's ratio for
+    the same uploads, where that is more)."""
     what = "%s: %d parallel %d MB uploads" % (sink, PARALLEL, EACH >> 20)
+    ratio = RETURN_RATIO
     if stock:
-        report(what, "stock", *twenty_parallel(stock, bodies, sink))
+        before, peak, after = twenty_parallel(stock, bodies, sink)
+        report(what, "stock", before, peak, after)
+        ratio = max(ratio, after / before)
     before, peak, after = twenty_parallel(env, bodies, sink)
     report(what, env.module, before, peak, after)
     assert peak - before <= PARALLEL * UPLOAD_BUDGET
-    assert after <= RETURN_RATIO * before
+    assert after <= ratio * before
