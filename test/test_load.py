@@ -331,7 +331,7 @@ def test_httpd_children_crash_at_an_ungraceful_stop_without_http2(env, debian_en
     exception goes too."""
     if debian_env.sandbox.is_running():
         debian_env.stop()       # same ports
-    e = SecondEnv(env, module="none")
+    e = SecondEnv(env, DEBIAN_MPM_CONF, module="none")
     crashes = []
     deadline = time.monotonic() + STOP_RACE_BUDGET
     try:
