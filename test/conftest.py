@@ -142,8 +142,8 @@ def pytest_xdist_make_scheduler(config, log):
 # them at the end (xdist hands out files in collection order); the
 # Debian package's build alone takes minutes.
 LONG_FIRST = ["test_debian_package.py", "test_install_debian.py", "test_app_slow_uploads.py",
-              "test_app_stalled_upload_timeout.py", "test_load.py", "test_attacks.py",
-              "test_fuzz_corpora.py", "test_faults.py"]
+              "test_app_stalled_upload_timeout.py", "test_load.py", "test_upload_memory.py",
+              "test_attacks.py", "test_fuzz_corpora.py", "test_faults.py"]
 
 
 def long_first(scope):
