@@ -78,9 +78,10 @@ apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
          * not the link, held the client back (WINDOW_UPDATEs go out at half
          * the window, so a client held back by it sends between half and
          * all of it; at 20 ms, a 16 MB window carried 8 MB per round trip
-         * and, judged by "more than half", stayed at 16 MB half the time). Small windows go to H2_BDP_FAST_UPTO in one step (64 KB
-         * to 4 MB, a step taking about two round trips: the client's use
-         * of a new window shows one round trip after it went out); larger
+         * and, judged by "more than half", stayed at 16 MB half the time).
+         * Small windows go to H2_BDP_FAST_UPTO in one step (64 KB to 4 MB,
+         * a step taking about two round trips: the client's use of a new
+         * window shows one round trip after it went out); larger
          * ones to what the measured bandwidth-delay product needs with
          * headroom, since a window is what its stream holds when its
          * handler stops reading: a round trip measured long on a busy

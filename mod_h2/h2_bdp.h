@@ -59,12 +59,12 @@ void h2_bdp_arrived(h2_bdp *b, apr_int64_t n, apr_time_t now);
  * (0: not measured yet, so still within the connection's first). Returns
  * the window the stream should have: when, over the last round trip or
  * more (or within less), the client sent about half a window per round
- * trip or more (the window, not the link, held it back: what the handler read of
- * what arrived in the sample, as a handler catching up reads more), a
- * larger one: up to
- * H2_BDP_FAST_UPTO at once, past it H2_BDP_HEADROOM times what went through
- * per round trip, at least twice and at most H2_BDP_STEP times the current
- * one, and at most max; else the current one. */
+ * trip or more (the window, not the link, held it back; counted is what
+ * the handler read of what arrived in the sample, as a handler catching
+ * up reads more), a larger one: up to H2_BDP_FAST_UPTO at once, past it
+ * H2_BDP_HEADROOM times what went through per round trip, at least twice
+ * and at most H2_BDP_STEP times the current one, and at most max; else
+ * the current one. */
 apr_int32_t h2_bdp_consumed(h2_bdp *b, apr_int64_t n, apr_time_t now,
                             apr_interval_time_t rtt, apr_int32_t max);
 
