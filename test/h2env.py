@@ -213,6 +213,20 @@ class H2TestEnv:
         """Factor by which the sanitizer slows the server down (1 without)."""
         return self.sandbox.slow
 
+    def prepare_fresh(self):
+        """Before a start with a configuration of its own: the instance
+        stopped, its configuration and logs gone, tmp/ there, and its
+        sanitizer reports tracked."""
+        sb = self.sandbox
+        if sb.is_running():
+            sb.stop()
+        sb.clear_conf()
+        for name in ("error_log", "access_log"):
+            if os.path.exists(sb.path("logs", name)):
+                os.unlink(sb.path("logs", name))
+        os.makedirs(self.path("tmp"), exist_ok=True)
+        self.track_sanitizer_reports()
+
     def track_sanitizer_reports(self):
         """Empty the sanitizer report dir and have sanitizer_reports()
         look at it from now on."""
@@ -379,6 +393,14 @@ def second_port_base(first_base):
     return int(os.environ.get("H2_TEST_PORT_BASE2") or first_base + 500)
 
 
+def wait_ports_free(*ports, seconds=20):
+    """Wait, at most seconds, until nothing listens on ports: the children
+    of an instance stopped before may still hold them."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(port_open(p) for p in ports):
+        time.sleep(0.2)
+
+
 class SecondEnv(H2TestEnv):
     """A second instance beside the suite's (test_load.py's with Debian's
     MPM settings, test_upload_memory.py's with stock mod_http2), on ports
@@ -399,21 +421,11 @@ class SecondEnv(H2TestEnv):
 
     def start(self):
         """Start with its configuration in place from the beginning (one
-        start, no restart); wait for a previous run's children to let go
-        of the ports first."""
+        start, no restart), once a previous run's children let go of the
+        ports."""
         sb = self.sandbox
-        if sb.is_running():
-            sb.stop()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and (port_open(self.http_port)
-                                               or port_open(self.https_port)):
-            time.sleep(0.2)
-        sb.clear_conf()
-        for name in ("error_log", "access_log"):
-            if os.path.exists(sb.path("logs", name)):
-                os.unlink(sb.path("logs", name))
-        os.makedirs(self.path("tmp"), exist_ok=True)
-        self.track_sanitizer_reports()
+        self.prepare_fresh()
+        wait_ports_free(self.http_port, self.https_port)
         self.add_conf("second", self.conf + os.environ.get("H2_TEST_EXTRA_CONF", ""))
         # our ports lie in the kernel's ephemeral range: a client socket
         # (ours or another instance's) may hold one for a moment

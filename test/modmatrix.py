@@ -28,8 +28,8 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from h2env import H2TestEnv, Sandbox, run_dir_for
-from sandbox import SYS_MODULE_DIR, child_pids, pid_alive, port_open
+from h2env import H2TestEnv, Sandbox, run_dir_for, wait_ports_free
+from sandbox import SYS_MODULE_DIR, child_pids, pid_alive
 
 HTTP_OFFSET, HTTPS_OFFSET = 680, 681
 MODS_AVAILABLE = "/etc/apache2/mods-available"
@@ -249,10 +249,7 @@ class MatrixServer(Sandbox):
         self.add_conf("matrix", vconf, "http")
         self.add_conf("matrix", vconf, "https")
         self.start_helpers()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and (port_open(self.http_port)
-                                               or port_open(self.https_port)):
-            time.sleep(0.2)
+        wait_ports_free(self.http_port, self.https_port)
         self.start()
         self.wait_children()
 

@@ -31,8 +31,7 @@ import urllib.parse
 import pytest
 
 from h2client import H2Client, remove_conf
-from h2env import H2TestEnv, Sandbox, run_dir_for
-from sandbox import port_open
+from h2env import H2TestEnv, Sandbox, run_dir_for, wait_ports_free
 
 pytestmark = pytest.mark.h2
 
@@ -105,14 +104,7 @@ class PhpPreforkEnv(H2TestEnv):
 
     def start(self):
         sb = self.sandbox
-        if sb.is_running():
-            sb.stop()
-        sb.clear_conf()
-        for name in ("error_log", "access_log"):
-            if os.path.exists(sb.path("logs", name)):
-                os.unlink(sb.path("logs", name))
-        os.makedirs(self.path("tmp"), exist_ok=True)
-        self.track_sanitizer_reports()
+        self.prepare_fresh()
         self.add_conf("php", PHP_CONF.format(module=PHP_MODULE, stamps=self.stamps))
         sb.setup()
         os.makedirs(self.path("htdocs", "php"), exist_ok=True)
@@ -120,10 +112,7 @@ class PhpPreforkEnv(H2TestEnv):
             f.write(ECHO_PHP)
         os.chmod(self.path("htdocs", "php"), 0o755)
         os.chmod(self.path("htdocs", "php", "echo.php"), 0o644)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and (port_open(self.http_port)
-                                               or port_open(self.https_port)):
-            time.sleep(0.2)
+        wait_ports_free(self.http_port, self.https_port)
         sb.start()
         self.log_checked = 0
 
