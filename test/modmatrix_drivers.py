@@ -38,6 +38,11 @@ DAV_LOCK = b"""<?xml version="1.0" encoding="utf-8"?>
 # which differs from request to request (over HTTP/1.1 too)
 XMLNS = r' xmlns:\w+="[^"]*"'
 
+# mod_dav answers a lock's timeout as the seconds left of it, which is one
+# less when a second boundary passes between the lock and its answer (seen
+# under ASan); any other value still differs
+LOCK_TIMEOUT = r'(?<=<D:timeout>)Second-(59|60)(?=</D:timeout>)'
+
 
 def dav_steps():
     s = (ISO_DATE, HTTP_DATE, ETAG, LOCK_TOKEN, XMLNS)
@@ -49,7 +54,7 @@ def dav_steps():
         Step("PROPFIND", "{run}/a.txt", body=DAV_PROPFIND, expect=207, scrub=s,
              headers=("Depth: 0", "Content-Type: application/xml"),
              expect_body=b"blue {run}", compare=("content-type",)),
-        Step("LOCK", "{run}/a.txt", body=DAV_LOCK, expect=200, scrub=s,
+        Step("LOCK", "{run}/a.txt", body=DAV_LOCK, expect=200, scrub=s + (LOCK_TIMEOUT,),
              headers=("Content-Type: application/xml", "Timeout: Second-60"),
              capture={"lock-token": "token"}),
         Step("PUT", "{run}/a.txt", body=b"locked\n", expect=423),
