@@ -61,6 +61,14 @@ static char *digits_before(char *end, unsigned long v)
     return end;
 }
 
+/* this child's pid, taken once: getpid() is a system call per request */
+static unsigned long child_pid;
+
+void h2_request_child_init(void)
+{
+    child_pid = (unsigned long)getpid();
+}
+
 static void setup_env(request_rec *r, const h2_x_req *xr)
 {
     apr_table_t *e = r->subprocess_env;
@@ -77,7 +85,7 @@ static void setup_env(request_rec *r, const h2_x_req *xr)
     *end = 0;
     sid = digits_before(end, (unsigned long)xr->id);
     conn = digits_before(sid - 1, (unsigned long)xr->set->conn_id);
-    tag = digits_before(conn - 1, (unsigned long)getpid());
+    tag = digits_before(conn - 1, child_pid? child_pid : (unsigned long)getpid());
     sid[-1] = conn[-1] = '-';
     put(e, "HTTP2", "on");
     put(e, "H2PUSH", xr->push_enabled? "on" : "off");

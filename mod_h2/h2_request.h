@@ -38,4 +38,7 @@ typedef struct h2_request_env {
 void h2_request_run(conn_rec *c2, const struct h2_x_req *xr,
                     const h2_request_env *env, request_rec **pr);
 
+/* Child init: the process id the requests' H2_STREAM_TAG starts with. */
+void h2_request_child_init(void);
+
 #endif

@@ -40,6 +40,7 @@
 #include "h2_workers.h"
 #include "h2_util.h"
 #include "h2_read_timeout_conftree.h"
+#include "h2_request.h"
 #include "h2_vars.h"
 
 static int h2_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -88,6 +89,7 @@ static void h2_child_init(apr_pool_t *pchild, server_rec *s)
     apr_status_t rv = h2_fmap_child_init(pchild);
 
     h2_status_child_init(pchild);
+    h2_request_child_init();
     if (rv == APR_SUCCESS) {
         rv = h2_c2_child_init(pchild, s);
     }
