@@ -76,6 +76,13 @@ def test_trickled_frame_or_header_block_is_closed_after_header_timeout(env, reqt
     MinRate adds next to nothing) plus a margin, while a normal client on
     another connection is served."""
     n = 100
+    # a connection owing the rest of a frame keeps its MPM thread, as an
+    # HTTP/1.1 request line read does: 100 of them are as many as the
+    # sandbox's MaxRequestWorkers, and a slow server (ASan beside other
+    # load) has the MPM note that it is near its limit: about the
+    # settings, not a failure (the normal client's latency is asserted)
+    env.ignore_log(r"AH10159: server is within MinSpareThreads of MaxRequestWorkers")
+    env.ignore_log(r"AH00484: server reached MaxRequestWorkers setting")
     with Watch(env, "slow %s x %d" % (what, n)) as w:
         conns = ready_conns(env, n)
         pieces = []
