@@ -288,7 +288,9 @@ def test_debian_mpm_burst_over_400_idle_connections_gets_all_answers(debian_env,
 # two CPU-bound processes beside it one round in three without HTTP/2
 # and none of four with mod_h2; so no strict xfail can state it. A
 # graceful stop does not close the workers' sockets and never crashed.
-STOP_RACE_BUDGET = 60       # seconds of rounds to see it without HTTP/2
+# On an idle machine the first round shows it; beside stress-ng a run saw
+# none in 60 s of rounds, so the budget is three minutes.
+STOP_RACE_BUDGET = 180      # seconds of rounds to see it without HTTP/2
 
 
 def burst_then_stop(e, how, graceful):
