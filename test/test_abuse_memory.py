@@ -307,7 +307,11 @@ def test_streams_logged_while_starved_send_their_whole_body_once_the_window_open
     assert c.wait(lambda: all(c.status(s) for s in sids) or c.closed, 20), c.answer()
     c.pump(0.5)
     assert not any(c.data.values()), "DATA through a zero window"
-    # most are logged already (all but the share of workers, 18 here)
+    # most are logged already (all but the share of workers, 18 here); a
+    # line is written just after its HEADERS left, so wait for it, bounded
+    deadline = time.monotonic() + 10
+    while len(starved_lines(env)) < len(sids) // 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert len(starved_lines(env)) >= len(sids) // 2
     c.send(window_update_frame(0, len(sids) * len(expected))
            + b"".join(window_update_frame(s, len(expected)) for s in sids))

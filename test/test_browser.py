@@ -190,9 +190,13 @@ def test_chromium_loads_page_over_h2_from_https_port(env, browser):
     assert resp["status"] == 200
     title = browser.call("Runtime.evaluate", expression="document.title")
     assert title["result"]["value"] == "mod_h2 sandbox"
-    with open(env.sandbox.access_log, errors="replace") as f:
-        lines = [l for l in f if '"GET /index.html HTTP/2.0" 200' in l
-                 and "HeadlessChrome" in l]
+    deadline = time.time() + 5     # logged just after the response left
+    lines = []
+    while not lines and time.time() < deadline:
+        with open(env.sandbox.access_log, errors="replace") as f:
+            lines = [l for l in f if '"GET /index.html HTTP/2.0" 200' in l
+                     and "HeadlessChrome" in l]
+        time.sleep(0.1)
     assert lines, "no HTTP/2 access log entry from HeadlessChrome"
 
 
