@@ -2,11 +2,14 @@
 """One stream at a time: mod_h2 against HTTP/1.1 on the same httpd with the
 same client, h2load -c 100 -m 1 -t 2 on /653b.txt over h2c and TLS, rounds
 interleaved. Per case: req/s, the server's CPU microseconds, context
-switches and (with --strace) system calls per request, so a change to the
-hand-off between the connection thread and the workers shows what it
-saves.
+switches and (with --strace or --perf) system calls per request, so a
+change to the hand-off between the connection thread and the workers shows
+what it saves. --perf counts every system call of the server's processes
+exactly (perf's raw_syscalls tracepoint, all CPUs, kept for the server's
+pids), without slowing the server as strace does: on a noisy machine the
+counts hold where times do not.
 
-    python3 bench/m1.py [--rounds 3] [--n 40000] [--strace] [--tag T]
+    python3 bench/m1.py [--rounds 3] [--n 40000] [--strace] [--perf] [--tag T]
 
 The mod_h2 httpd is bench/run.py's "ours" instance (ports 46xxx), started
 and stopped by pid. Results: results/<date>-m1<tag>.json/.md."""
@@ -17,7 +20,9 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
+import time
 
 import run as bench
 from run import HttpdInstance, h2load, h2load_measured, log
@@ -35,11 +40,49 @@ def strace_counts(inst, name, url, n, h1):
     return {"all": r.get("total_per_req"), "top": dict(top)}
 
 
+SYSCALL_NAMES = {0: "read", 1: "write", 3: "close", 7: "poll", 9: "mmap", 11: "munmap",
+                 17: "pread64", 20: "writev", 45: "recvfrom", 100: "times",
+                 202: "futex", 232: "epoll_wait", 233: "epoll_ctl", 257: "openat",
+                 262: "newfstatat"}
+
+
+def perf_counts(inst, url, n, h1):
+    """System calls per request of the server's processes, counted by perf
+    on all CPUs while h2load runs n requests (-c 100 -m 1)."""
+    data = os.path.join(bench.RUN_DIR, "m1-perf.data")
+    rec = subprocess.Popen(["perf", "record", "-q", "-a", "-m", "8192", "-o", data,
+                            "-e", "raw_syscalls:sys_enter"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.5)                  # perf is set up on every CPU
+        r = h2load(url, n=n, c=100, m=1, h1=h1, timeout=300)
+    finally:
+        rec.send_signal(2)
+        rec.wait()
+    pids = set(inst.pids())              # children the run may have added
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "pid,trace"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+    counts = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) > 3 and f[0].isdigit() and int(f[0]) in pids and "NR" in f:
+            name = SYSCALL_NAMES.get(int(f[f.index("NR") + 1]), "NR " + f[f.index("NR") + 1])
+            counts[name] = counts.get(name, 0) + 1
+    os.unlink(data)
+    done = r.get("s2xx") or 0
+    if not done:
+        return {}
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:10]
+    return {"all": sum(counts.values()) / done,
+            "top": {k: v / done for k, v in top}}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=40000)
     ap.add_argument("--strace", action="store_true")
+    ap.add_argument("--perf", action="store_true")
     ap.add_argument("--tag", default="")
     args = ap.parse_args()
     inst = HttpdInstance("ours", "ours")
@@ -61,6 +104,9 @@ def main():
             for name, h1, tls in CASES:
                 straced[name] = strace_counts(inst, name, inst.url("/653b.txt", tls=tls),
                                               10000, h1)
+        if args.perf and shutil.which("perf"):
+            for name, h1, tls in CASES:
+                straced[name] = perf_counts(inst, inst.url("/653b.txt", tls=tls), 20000, h1)
     finally:
         inst.stop()
     med = {}

@@ -96,9 +96,9 @@ struct h2_session {
     int ngh_flooded;                /* nghttp2 refuses to queue more */
     int refusals_not_faults;        /* REFUSED_STREAMs not to count */
     apr_time_t last_client_io;
-    int input_drained;              /* the socket had nothing left a moment
-                                     * ago: the next non-blocking read may
-                                     * be skipped (once) */
+    apr_time_t input_empty_at;      /* when the socket and the input
+                                     * filters were last seen empty (0: not
+                                     * known), see H2_INPUT_RECHECK */
     h2_frame_clock clock;           /* where the client is in its frames */
     apr_time_t turn_start;          /* got the MPM thread at */
     apr_time_t starved_at;          /* streams' windows last looked at
@@ -143,6 +143,13 @@ struct h2_session {
 /* How often a connection thread that waits on workers looks at the MPM,
  * so that a graceful stop is noticed. */
 #define H2_WAIT_SLICE apr_time_from_msec(500)
+/* For how long after the input was seen empty (a read said EAGAIN, a
+ * direct read came back short, a wait saw only workers) the connection
+ * thread's non-blocking reads are skipped: each would be a system call
+ * (through mod_ssl and OpenSSL on TLS) saying EAGAIN. Nothing is missed
+ * meanwhile: every wait polls the socket and a parked connection is
+ * polled by the MPM; a loop busy writing reads again after this long. */
+#define H2_INPUT_RECHECK apr_time_from_msec(1)
 /* How long a shutdown notice stands before the final GOAWAY: several
  * round trips of any real network (h2o waits 1 s too, nghttpx 2 s), or
  * H2_STOP_NOTICE_RTTS of the client's measured round trip if that is

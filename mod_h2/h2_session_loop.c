@@ -96,17 +96,18 @@ static apr_status_t feed(void *ctx, const char *data, apr_size_t len)
 static apr_status_t read_input(h2_session *s, apr_read_type_e block)
 {
     apr_status_t rv;
+    apr_time_t now = apr_time_now();
 
-    if (block == APR_NONBLOCK_READ && s->input_drained) {
-        /* the socket was empty a moment ago: skip one recv() that would
-         * say EAGAIN; a wait or the MPM polls it before anyone sleeps */
-        s->input_drained = 0;
+    if (block == APR_NONBLOCK_READ && s->input_empty_at
+        && now - s->input_empty_at < H2_INPUT_RECHECK) {
         rv = APR_EAGAIN;
     }
     else {
         s->io.in_drained = 0;
         rv = h2_c1_io_read(&s->io, block, feed, s);
-        s->input_drained = (rv == APR_SUCCESS && s->io.in_drained);
+        /* EAGAIN came from the socket: the filters above it hold nothing */
+        s->input_empty_at = (APR_STATUS_IS_EAGAIN(rv)
+                             || (rv == APR_SUCCESS && s->io.in_drained))? now : 0;
     }
     /* while reads bring body, workers are woken for a batch of it; a read
      * that finds the socket empty, and every wait, wakes them for what
@@ -147,7 +148,7 @@ static void wait_for_io(h2_session *s, apr_interval_time_t timeout)
     int maybe_input = h2_x_c1_wait(s->xc, ap_get_conn_socket(s->c1), timeout);
     /* with SO_RCVLOWAT set, poll() does not see what is below it, which a
      * read after the wait must take */
-    s->input_drained = !maybe_input && !s->io.lowat;
+    s->input_empty_at = (!maybe_input && !s->io.lowat)? apr_time_now() : 0;
 }
 
 static void shutdown_graceful(h2_session *s, const char *why)
@@ -360,7 +361,7 @@ static apr_status_t process(h2_session *s, int how)
     apr_status_t rv;
 
     s->turn_start = apr_time_now();
-    s->input_drained = 0;       /* the MPM woke us: maybe for input */
+    s->input_empty_at = 0;      /* the MPM woke us: maybe for input */
     h2_status_c1_state(s->srow, s->c1, "busy");
     if (s->state == H2_SESS_INIT || s->state == H2_SESS_IDLE) {
         /* after a yield, the client's silence goes on counting */
