@@ -30,14 +30,26 @@
 
 struct h2_c1_waiter {
     int rfd, wfd;     /* the same eventfd on Linux, a pipe's ends elsewhere */
+    h2_c1_waiter *next;
 };
 
+/* Waiters live as long as the process, not as their thread: a worker may
+ * write a wakeup after it let go of the connection's lock (h2_x.c), when
+ * the thread it wakes may have moved on. Threads that wait are the MPM's,
+ * which live as long as the child, so there are no more of them than of
+ * those threads; the list keeps them reachable. */
 static pthread_key_t waiter_key;
 static pthread_once_t waiter_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t waiters_mutex = PTHREAD_MUTEX_INITIALIZER;
+static h2_c1_waiter *waiters;
 
-static void waiter_free(void *data)
+static void waiter_key_init(void)
 {
-    h2_c1_waiter *w = data;
+    pthread_key_create(&waiter_key, NULL);
+}
+
+static void waiter_close(h2_c1_waiter *w)
+{
     close(w->rfd);
     if (w->wfd != w->rfd) {
         close(w->wfd);
@@ -45,9 +57,24 @@ static void waiter_free(void *data)
     free(w);
 }
 
-static void waiter_key_init(void)
+/* At the end of the child, after the workers stopped. */
+static apr_status_t waiters_cleanup(void *data)
 {
-    pthread_key_create(&waiter_key, waiter_free);
+    h2_c1_waiter *w;
+
+    (void)data;
+    pthread_mutex_lock(&waiters_mutex);
+    while ((w = waiters) != NULL) {
+        waiters = w->next;
+        waiter_close(w);
+    }
+    pthread_mutex_unlock(&waiters_mutex);
+    return APR_SUCCESS;
+}
+
+void h2_c1_wait_child_init(apr_pool_t *pchild)
+{
+    apr_pool_cleanup_register(pchild, NULL, waiters_cleanup, apr_pool_cleanup_null);
 }
 
 h2_c1_waiter *h2_c1_waiter_get(void)
@@ -85,9 +112,13 @@ h2_c1_waiter *h2_c1_waiter_get(void)
     }
 #endif
     if (pthread_setspecific(waiter_key, w) != 0) {
-        waiter_free(w);
+        waiter_close(w);
         return NULL;
     }
+    pthread_mutex_lock(&waiters_mutex);
+    w->next = waiters;
+    waiters = w;
+    pthread_mutex_unlock(&waiters_mutex);
     return w;
 }
 
@@ -141,10 +172,11 @@ void h2_c1_waiter_wake(h2_c1_waiter *w)
 {
 #if defined(__linux__)
     uint64_t one = 1;
-    ssize_t n = write(w->wfd, &one, sizeof(one));
 #else
     char one = 1;
-    ssize_t n = write(w->wfd, &one, 1);
 #endif
-    (void)n;   /* full means a wakeup is pending already */
+
+    if (w && write(w->wfd, &one, sizeof(one)) < 0) {
+        /* full: a wakeup is pending already */
+    }
 }

@@ -16,6 +16,7 @@
 #define H2_C1_WAIT_H
 
 #include <apr_network_io.h>
+#include <apr_pools.h>
 #include <apr_time.h>
 
 /* How a connection thread sleeps while its streams are with the workers:
@@ -25,6 +26,10 @@
  * costs no epoll instance, no wakeup pipe and none of their pool memory. */
 
 typedef struct h2_c1_waiter h2_c1_waiter;
+
+/* Child init, before the workers start: the waiters are closed when pchild
+ * goes, after the workers (whose pool is a subpool) stopped. */
+void h2_c1_wait_child_init(apr_pool_t *pchild);
 
 /* The calling thread's waiter, made on first use; NULL if that failed. */
 h2_c1_waiter *h2_c1_waiter_get(void);
@@ -39,7 +44,8 @@ int h2_c1_waiter_wait(h2_c1_waiter *w, apr_socket_t *sock,
                              * not known); without it, sock had none when
                              * the wait ended */
 
-/* Wake the thread sleeping in (or about to enter) h2_c1_waiter_wait(). */
+/* Wake the thread sleeping in (or about to enter) h2_c1_waiter_wait();
+ * nothing for NULL. */
 void h2_c1_waiter_wake(h2_c1_waiter *w);
 
 /* Forget a wakeup that was not needed after all. */

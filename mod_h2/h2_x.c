@@ -135,21 +135,24 @@ void h2_x_signal_worker_locked(h2_x *x)
     h2_x_poll_signal_locked(x);
 }
 
-static void wake_c1_locked(h2_xconn *xc, int id, const char *why)
+/* The waiter of the connection thread, when it sleeps and no wakeup is on
+ * its way yet: the caller writes the wakeup (h2_c1_waiter_wake). */
+static h2_c1_waiter *wake_c1_locked(h2_xconn *xc, int id, const char *why)
 {
     if (xc->c1_polling && !xc->wakeup_sent) {
         xc->wakeup_sent = 1;
-        h2_c1_waiter_wake(xc->waiter);
         if (xc->set->loglevel >= APLOG_TRACE3) {
             ap_log_cerror(APLOG_MARK, APLOG_TRACE3, 0, xc->set->c1,
                           "h2_x(%ld-%d): wakes the connection thread (%s)",
                           xc->set->conn_id, id, why);
         }
+        return xc->waiter;
     }
+    return NULL;
 }
 
-/* Put x in the ready list and wake the connection thread as wake says. */
-void h2_x_ready_locked(h2_x *x, int wake)
+/* Put x in the ready list; the waiter to wake as wake says, if any. */
+static h2_c1_waiter *ready_locked(h2_x *x, int wake)
 {
     h2_xconn *xc = x->xc;
 
@@ -167,8 +170,14 @@ void h2_x_ready_locked(h2_x *x, int wake)
         xc->wake_deferred = 1;
     }
     else if (wake != H2_WAKE_NONE) {
-        wake_c1_locked(xc, x->req.id, wake == H2_WAKE_HARD? "now" : "soon");
+        return wake_c1_locked(xc, x->req.id, wake == H2_WAKE_HARD? "now" : "soon");
     }
+    return NULL;
+}
+
+void h2_x_ready_locked(h2_x *x, int wake)
+{
+    h2_c1_waiter_wake(ready_locked(x, wake));
 }
 
 /* One stream (x) fewer waits in the queue. */
@@ -176,7 +185,7 @@ static void unqueued_locked(h2_xconn *xc, h2_x *x)
 {
     if (xc->n_queued > 0 && --xc->n_queued == 0 && xc->wake_deferred) {
         xc->wake_deferred = 0;
-        wake_c1_locked(xc, x->req.id, "deferred");
+        h2_c1_waiter_wake(wake_c1_locked(xc, x->req.id, "deferred"));
     }
 }
 
@@ -919,6 +928,7 @@ apr_status_t h2_x_worker_out(h2_x *x, const h2_x_item *items, int n, int flush)
     int i, w, wake = (flush || !xc->set->output_buffering)? H2_WAKE_HARD
                                                             : H2_WAKE_NONE;
     apr_size_t before;
+    h2_c1_waiter *waiter = NULL;
 
     apr_thread_mutex_lock(xc->mutex);
     before = x->out_buffered;
@@ -941,9 +951,13 @@ apr_status_t h2_x_worker_out(h2_x *x, const h2_x_item *items, int n, int flush)
         wake = H2_WAKE_HARD;   /* a frame's worth to stream out */
     }
     if (i > 0 || flush) {
-        h2_x_ready_locked(x, wake);
+        waiter = ready_locked(x, wake);
     }
     apr_thread_mutex_unlock(xc->mutex);
+    /* after the unlock: the thread it wakes takes the lock first thing
+     * (h2_x_c1_wait); woken while we held it, it slept again on the lock
+     * in about one of five requests at -m 1 */
+    h2_c1_waiter_wake(waiter);
     return rv;
 }
 

@@ -31,6 +31,7 @@
 #include "h2_c1.h"
 #include "h2_c1_idle.h"
 #include "h2_c1_io.h"
+#include "h2_c1_wait.h"
 #include "h2_fmap.h"
 #include "h2_c2.h"
 #include "h2_handoff.h"
@@ -88,6 +89,7 @@ static void h2_child_init(apr_pool_t *pchild, server_rec *s)
     /* first: its cleanup then runs after the workers have stopped */
     apr_status_t rv = h2_fmap_child_init(pchild);
 
+    h2_c1_wait_child_init(pchild);
     h2_status_child_init(pchild);
     h2_request_child_init();
     if (rv == APR_SUCCESS) {

@@ -740,6 +740,7 @@ int main(void)
     apr_pool_create(&p, NULL);
     s = apr_pcalloc(pchild, sizeof(*s));
     s->log.level = APLOG_WARNING;
+    h2_c1_wait_child_init(pchild);
     CHECK(h2_hspare_child_init(pchild, H2_HSPARE_MAX) == APR_SUCCESS);
     h2_x_child_init(xt_c2_discard, xt_c2_log_on_c1);   /* as h2_c2.c's does */
     /* with 0 s, workers above the minimum retire whenever the queue is
