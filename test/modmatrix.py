@@ -313,7 +313,10 @@ class MatrixServer(Sandbox):
         return b"cgid" in cmd
 
     def serving_children(self):
-        return [p for p in self.child_pids() if not self.is_cgid(p)]
+        # not a child that has exited and waits for the parent to reap it
+        # (within a second): a case counted one such zombie, left by the
+        # graceful restart before it, as a child that died during the case
+        return [p for p in self.child_pids() if not self.is_cgid(p) and pid_alive(p)]
 
     def fresh_child(self):
         """A graceful restart: the next connection meets a new child."""
