@@ -393,6 +393,19 @@ def second_port_base(first_base):
     return int(os.environ.get("H2_TEST_PORT_BASE2") or first_base + 500)
 
 
+def eventually(probe, seconds, step=0.1):
+    """probe() again until it returns something true or seconds pass; its
+    last value. For what the server does just after the client has its
+    answer: httpd writes a request's access log line after the response
+    left, so a client can hold every answer before the last line is there."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = probe()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(step)
+
+
 def wait_ports_free(*ports, seconds=20):
     """Wait, at most seconds, until nothing listens on ports: the children
     of an instance stopped before may still hold them."""

@@ -20,6 +20,7 @@ import time
 import pytest
 
 from h2client import H2Client, install_file, remove_conf
+from h2env import eventually
 from h2raw import (CANCEL, REFUSED_STREAM, SETTINGS_INITIAL_WINDOW_SIZE, RawConn, Watch,
                    anon_bytes, data_frame, httpd_children, header_frames, headers_frame, hp_indexed, hp_literal, hp_literal_indexed,
                    request_block, request_headers, rst_frame, window_update_frame)
@@ -309,10 +310,7 @@ def test_streams_logged_while_starved_send_their_whole_body_once_the_window_open
     assert not any(c.data.values()), "DATA through a zero window"
     # most are logged already (all but the share of workers, 18 here); a
     # line is written just after its HEADERS left, so wait for it, bounded
-    deadline = time.monotonic() + 10
-    while len(starved_lines(env)) < len(sids) // 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert len(starved_lines(env)) >= len(sids) // 2
+    assert eventually(lambda: len(starved_lines(env)) >= len(sids) // 2, 10)
     c.send(window_update_frame(0, len(sids) * len(expected))
            + b"".join(window_update_frame(s, len(expected)) for s in sids))
     assert c.wait(lambda: all(c.stream_done(s) for s in sids) or c.closed, 20), c.answer()

@@ -19,6 +19,7 @@ import urllib.request
 import pytest
 
 from h2client import PROXY_MODULES_CONF, remove_conf, ws_echo_server
+from h2env import eventually
 
 pytestmark = pytest.mark.h2
 
@@ -183,6 +184,12 @@ def navigate_new_generation(env, dt, url, timeout=15):
         time.sleep(0.2)
 
 
+def access_lines(env, keep):
+    """The sandbox's access log lines for which keep(line) is true."""
+    with open(env.sandbox.access_log, errors="replace") as f:
+        return [l for l in f if keep(l)]
+
+
 def test_chromium_loads_page_over_h2_from_https_port(env, browser):
     url = env.https_url("/index.html")
     resp = navigate(browser, url)
@@ -190,13 +197,8 @@ def test_chromium_loads_page_over_h2_from_https_port(env, browser):
     assert resp["status"] == 200
     title = browser.call("Runtime.evaluate", expression="document.title")
     assert title["result"]["value"] == "mod_h2 sandbox"
-    deadline = time.time() + 5     # logged just after the response left
-    lines = []
-    while not lines and time.time() < deadline:
-        with open(env.sandbox.access_log, errors="replace") as f:
-            lines = [l for l in f if '"GET /index.html HTTP/2.0" 200' in l
-                     and "HeadlessChrome" in l]
-        time.sleep(0.1)
+    lines = eventually(lambda: access_lines(
+        env, lambda l: '"GET /index.html HTTP/2.0" 200' in l and "HeadlessChrome" in l), 5)
     assert lines, "no HTTP/2 access log entry from HeadlessChrome"
 
 
@@ -286,12 +288,7 @@ def test_chromium_opens_websocket_over_its_h2_connection(env, browser, ws_url):
     has the WebSocket's request as HTTP/2.0, and messages echo."""
     res = run_websocket(browser, ws_url + "chromium", "whoami", "ws.close();")
     assert res["got"] == ["path=/chromium upgrade=websocket version=13 key=24"], res
-    deadline = time.time() + 5     # logged when the tunnel ends
-    lines = []
-    while not lines and time.time() < deadline:
-        with open(env.sandbox.access_log, errors="replace") as f:
-            lines = [l for l in f if "/ws/chromium" in l]
-        time.sleep(0.1)
+    lines = eventually(lambda: access_lines(env, lambda l: "/ws/chromium" in l), 5)
     # logged as HTTP/1.1 logs a WebSocket: 101 (the client saw 200)
     assert lines and '"GET /ws/chromium HTTP/2.0" 101' in lines[-1], lines
 

@@ -15,6 +15,7 @@ import pytest
 from h2client import FORWARD_PROXY_CONF as PROXY_MODULES
 from h2client import (H2Client, origin_server, remove_conf, tcp_echo_server, with_conf,
                       with_vhost_conf)
+from h2env import eventually
 
 pytestmark = pytest.mark.h2
 
@@ -48,14 +49,11 @@ def get_via(env, how, authority, path, scheme="http"):
 
 
 def access_line(env, marker):
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
+    def lines():
         with open(env.sandbox.access_log, errors="replace") as f:
-            lines = [l for l in f if marker in l]
-        if lines:
-            return lines[-1]
-        time.sleep(0.1)
-    return None
+            return [l for l in f if marker in l]
+    found = eventually(lines, 5)
+    return found[-1] if found else None
 
 
 @pytest.mark.parametrize("how", ["h2c", "h2"])

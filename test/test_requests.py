@@ -9,12 +9,12 @@ import hashlib
 import os
 import re
 import subprocess
-import time
 import uuid
 
 import pytest
 
 from h2client import H2Client, install_cgi, install_file, remove_conf
+from h2env import eventually
 
 H2_WAYS = ["h2", "h2c"]
 pytestmark = pytest.mark.h2
@@ -341,15 +341,12 @@ def test_access_log_records_http2_protocol(env, how):
     marker = uuid.uuid4().hex
     r = env.get(how, "/1k.txt?m=" + marker)
     assert r.status_line == "HTTP/2 200"
-    line = None
-    deadline = time.time() + 5
-    while line is None and time.time() < deadline:
-        with open(env.sandbox.access_log, "rb") as f:
-            for ln in f.read().decode(errors="replace").splitlines():
-                if marker in ln:
-                    line = ln
-        time.sleep(0.1)
-    assert line is not None
+    def marked():
+        with open(env.sandbox.access_log, errors="replace") as f:
+            return [ln for ln in f if marker in ln]
+    lines = eventually(marked, 5)
+    assert lines
+    line = lines[-1]
     assert '"GET /1k.txt?m=%s HTTP/2.0" 200 1024 HTTP/2.0' % marker in line
 
 
