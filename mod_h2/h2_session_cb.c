@@ -92,7 +92,7 @@ static h2_forgotten forgotten(h2_session *s, int32_t id)
         || nghttp2_session_find_stream(s->ngh, id)) {
         return H2_KNOWN;
     }
-    for (i = 0; i < H2_CLOSED_RING; ++i) {
+    for (i = 0; s->closed_ring && i < H2_CLOSED_RING; ++i) {
         if (s->closed_ring[i] == id) return H2_CLOSED;
         if (s->closed_ring[i] == -id) return H2_RESET_BY_US;
     }
@@ -510,6 +510,9 @@ static int on_stream_close(nghttp2_session *ngh, int32_t stream_id,
                        nghttp2_session_set_stream_user_data(ngh, stream_id, NULL));
     /* negative: we reset it, and frames the client had in flight are
      * ignored (RFC 9113 5.1, "closed") */
+    if (!s->closed_ring) {
+        s->closed_ring = apr_pcalloc(s->pool, H2_CLOSED_RING * sizeof(int32_t));
+    }
     s->closed_ring[s->closed_ring_next++ % H2_CLOSED_RING] =
         stream->reset_sent? -stream_id : stream_id;
     s->open_streams--;

@@ -105,7 +105,9 @@ struct h2_session {
                                      * (note_starved in h2_session_out.c) */
     int last_stream_started;
     int32_t max_client_stream;      /* highest stream id the client used */
-    int32_t closed_ring[H2_CLOSED_RING];  /* recently closed stream ids */
+    int32_t *closed_ring;           /* recently closed stream ids
+                                     * (H2_CLOSED_RING), made at the
+                                     * first close */
     unsigned int closed_ring_next;
     h2_abuse abuse;                 /* flood and rate budgets */
     int window_waiters;             /* streams with window_deferred (see
@@ -115,7 +117,9 @@ struct h2_session {
     int push_on;                    /* H2Push of the connection's server */
     struct h2_push_diary *push_diary;  /* made at the first push */
     /* RFC 9218 (h2_session_prio.c) */
-    uint8_t prio_buf[4 + H2_PRIO_UPDATE_MAX];  /* a PRIORITY_UPDATE so far */
+    uint8_t *prio_buf;              /* a PRIORITY_UPDATE so far (4 +
+                                     * H2_PRIO_UPDATE_MAX), made at the
+                                     * first */
     size_t prio_len;                /*   its length so far */
     struct h2_prio_idle *prio_idle; /* updates for streams not yet opened */
     int prio_nidle;

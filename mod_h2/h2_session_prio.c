@@ -28,6 +28,13 @@
 
 APLOG_USE_MODULE(http2);
 
+/* What of a PRIORITY_UPDATE is kept: the stream id and a value we read
+ * (a longer one is ignored). The buffer is made for the connection's first
+ * such frame: most clients send none, and a connection's first pool block
+ * (8 KB, the MPM's and the modules' per-connection memory beside the
+ * session's) is full with a few hundred bytes more. */
+#define H2_PRIO_BUF_SIZE (4 + H2_PRIO_UPDATE_MAX)
+
 /* A priority a PRIORITY_UPDATE gave a stream the client has not opened. */
 typedef struct h2_prio_idle {
     int32_t id;
@@ -238,6 +245,9 @@ int h2_session_prio_frame_begins(h2_session *s, const nghttp2_frame_hd *hd)
         h2_session_fail(s, 0, H2_ERR_FRAME_SIZE_ERROR, "PRIORITY_UPDATE shorter than 4 bytes");
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
+    if (!s->prio_buf) {
+        s->prio_buf = apr_palloc(s->pool, H2_PRIO_BUF_SIZE);
+    }
     s->prio_len = 0;
     return 0;
 }
@@ -247,8 +257,8 @@ static int on_update_chunk(nghttp2_session *ngh, const nghttp2_frame_hd *hd,
 {
     h2_session *s = ud;
     /* what we read of it fits in prio_buf; the rest is only counted */
-    if (s->prio_len < sizeof(s->prio_buf)) {
-        size_t n = sizeof(s->prio_buf) - s->prio_len;
+    if (s->prio_len < H2_PRIO_BUF_SIZE) {
+        size_t n = H2_PRIO_BUF_SIZE - s->prio_len;
         memcpy(s->prio_buf + s->prio_len, data, len < n? len : n);
     }
     s->prio_len += len;
