@@ -10,6 +10,7 @@ APR work it asks for, without nghttp2's, httpd's or OpenSSL's.
 With two files, prints the classes of the second less the first (a run
 with requests less a run without). bench/instr.py uses it."""
 
+import os
 import re
 import sys
 
@@ -25,6 +26,11 @@ CLASSES = [
                              # (for nginx: its binary)
 ]
 SHARED = "lib"
+
+# a module build run by another name (H2_MODULE_PATH, as for A/B runs) is
+# still mod_h2's: otherwise its code would count as httpd's
+if os.environ.get("H2_MODULE_PATH"):
+    CLASSES[0] = ("mod_h2", CLASSES[0][1] + "|" + re.escape(os.environ["H2_MODULE_PATH"]) + "$")
 
 
 def classify(obj):
