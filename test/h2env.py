@@ -330,6 +330,14 @@ class H2TestEnv:
         scheme, opt = opts[how]
         return self.curl(self.url(scheme, path), opt, *args, **kw)
 
+    def status_h2(self):
+        """The H2* lines of `/server-status?auto` (asked over HTTP/1.1) as
+        {name: int}: H2Connections, H2StreamsOpen, H2WorkersBusy, ...
+        summed over the children; {} for a module that adds none (stock)."""
+        r = self.get("http1", "/server-status?auto")
+        assert r.status == 200, r
+        return {k: int(v) for k, v in re.findall(r"^(H2\w+): (\d+)$", r.body.decode(), re.M)}
+
     # ----------------------------------------------------------- nghttp/h2load
     def nghttp(self, url, *args, timeout=60):
         timeout *= self.slow

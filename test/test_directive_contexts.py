@@ -201,8 +201,7 @@ def probe_pushed_twice(env, how, path):
 def auto_h2(env):
     if env.module != "ours":
         pytest.skip("stock adds no HTTP/2 lines to ?auto")
-    r = env.get("http1", "/server-status?auto")
-    return {k: int(v) for k, v in re.findall(r"^(H2\w+): (\d+)$", r.body.decode(), re.M)}
+    return env.status_h2()
 
 
 def probe_workers_all_started(env, how, path):

@@ -159,16 +159,10 @@ def test_server_status_shows_a_connection_and_its_stream_while_it_runs(env, how)
         assert c.status(1) == 200
 
 
-def auto_h2(env):
-    r = env.get("http1", "/server-status?auto")
-    assert r.status == 200, r
-    return {k: int(v) for k, v in re.findall(r"^(H2\w+): (\d+)$", r.body.decode(), re.M)}
-
-
 def auto_h2_when(env, predicate, timeout=5):
     deadline = time.monotonic() + timeout
     while True:
-        v = auto_h2(env)
+        v = env.status_h2()
         if predicate(v) or time.monotonic() > deadline:
             return v
         time.sleep(0.1)
