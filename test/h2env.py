@@ -338,6 +338,14 @@ class H2TestEnv:
         assert r.status == 200, r
         return {k: int(v) for k, v in re.findall(r"^(H2\w+): (\d+)$", r.body.decode(), re.M)}
 
+    def status_h2_when(self, predicate, seconds=5):
+        """status_h2() once predicate(it) holds, asking again for at most
+        seconds; else what it is then."""
+        def met():
+            v = self.status_h2()
+            return v if predicate(v) else None
+        return eventually(met, seconds) or self.status_h2()
+
     # ----------------------------------------------------------- nghttp/h2load
     def nghttp(self, url, *args, timeout=60):
         timeout *= self.slow

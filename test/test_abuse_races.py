@@ -18,7 +18,6 @@ import time
 import pytest
 
 from h2client import H2Client, install_file, remove_conf
-from h2env import eventually
 from h2raw import (CANCEL, ENHANCE_YOUR_CALM, PREFACE, SETTINGS_INITIAL_WINDOW_SIZE,
                    RawConn, Watch, headers_frame, hp_block, httpd_children,
                    request_block, rst_frame, settings_frame, window_update_frame)
@@ -129,14 +128,9 @@ def test_connections_dropped_right_after_their_request(env):
     # waits for mod_cgid's daemon to start it): it ends here, not in
     # the next test (whose restart would cut a CGI start short)
     if env.module == "ours":
-        quiet = eventually(lambda: h2_quiet(env), 30 * env.slow)
-        assert quiet, env.status_h2()
-
-
-def h2_quiet(env):
-    """The server's H2* status when no stream is open and no worker busy."""
-    v = env.status_h2()
-    return v if v["H2StreamsOpen"] == 0 and v["H2WorkersBusy"] == 0 else None
+        quiet = lambda v: v["H2StreamsOpen"] == 0 and v["H2WorkersBusy"] == 0
+        v = env.status_h2_when(quiet, 30 * env.slow)
+        assert quiet(v), v
 
 
 def open_fds(pid):

@@ -159,15 +159,6 @@ def test_server_status_shows_a_connection_and_its_stream_while_it_runs(env, how)
         assert c.status(1) == 200
 
 
-def auto_h2_when(env, predicate, timeout=5):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = env.status_h2()
-        if predicate(v) or time.monotonic() > deadline:
-            return v
-        time.sleep(0.1)
-
-
 def test_server_status_auto_counts_http2_connections_streams_and_workers(env):
     """`?auto` has H2Connections, H2StreamsOpen and the workers (busy, idle,
     the maximum) summed over the children: a stream in its handler counts
@@ -176,18 +167,18 @@ def test_server_status_auto_counts_http2_connections_streams_and_workers(env):
         pytest.skip("stock adds no HTTP/2 lines to ?auto")
     install_cgi(env, "status-wait.py", WAIT_CGI)
     quiet = lambda v: v["H2StreamsOpen"] == 0 and v["H2WorkersBusy"] == 0
-    before = auto_h2_when(env, quiet)
+    before = env.status_h2_when(quiet)
     assert set(before) == {"H2Connections", "H2StreamsOpen", "H2WorkersBusy",
                            "H2WorkersIdle", "H2WorkersMax"}, before
     assert quiet(before) and before["H2WorkersMax"] >= 1, before
     with RawConn(env, "h2c") as c:
         c.send(headers_frame(1, request_block(c, "/cgi-bin/status-wait.py?auto")))
-        during = auto_h2_when(env, lambda v: v["H2StreamsOpen"] == 1, 1.5)
+        during = env.status_h2_when(lambda v: v["H2StreamsOpen"] == 1, 1.5)
         assert c.wait(lambda: c.stream_done(1), 5), c.answer()
         assert c.status(1) == 200
-        ended = auto_h2_when(env, quiet)
+        ended = env.status_h2_when(quiet)
         conns_open = ended["H2Connections"]
-    gone = auto_h2_when(env, lambda v: v["H2Connections"] == conns_open - 1)
+    gone = env.status_h2_when(lambda v: v["H2Connections"] == conns_open - 1)
     assert during["H2StreamsOpen"] == 1 and during["H2WorkersBusy"] >= 1, during
     assert during["H2Connections"] >= 1, during
     assert quiet(ended), ended
